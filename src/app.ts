@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.ts';
+import type { Db } from './db/database.ts';
+import type { Repositories } from './repositories/index.ts';
+import type { RateLimiter } from './services/rate-limiter/rate-limiter.ts';
+import { SearchService } from './services/search-service.ts';
+import helmet from './plugins/external/helmet.ts';
+import swagger from './plugins/external/swagger.ts';
+import view from './plugins/external/view.ts';
+import authentication from './plugins/app/authentication.ts';
+import errorHandler from './plugins/app/error-handler.ts';
+import healthRoutes from './routes/health.ts';
+import searchRoutes from './routes/api/v1/search.ts';
+import reportRoutes from './routes/report/index.ts';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  repos: Repositories;
+  rateLimiter: RateLimiter;
+  searchService: SearchService;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    deps: AppDeps;
+  }
+}
+
+export interface BuildAppOptions {
+  config: Config;
+  db: Db;
+  repos: Repositories;
+  rateLimiter: RateLimiter;
+  /** Pino options, or false for tests. Defaults to the configured level. */
+  logger?: FastifyServerOptions['logger'];
+  now?: () => Date;
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>;
+
+/**
+ * Builds the whole application without listening, so that tests drive it with inject() and
+ * server.ts only adds the process concerns (port, signals).
+ */
+export async function buildApp(options: BuildAppOptions) {
+  const { config } = options;
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.logLevel,
+      // Tokens travel in Authorization; they must never reach a log line.
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]'],
+    },
+    genReqId: () => randomUUID(),
+    requestIdHeader: 'x-request-id',
+    // HEAD on a search would count against the quota; only the methods a route names answer.
+    exposeHeadRoutes: false,
+    // Lots of a VIN ask for a body of a few KiB at most; large bodies belong to admin routes.
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const searchService = new SearchService({
+    repos: options.repos,
+    rateLimiter: options.rateLimiter,
+    publicBaseUrl: config.publicBaseUrl,
+    ...(options.now ? { now: options.now } : {}),
+    onBackgroundError: (error) => app.log.warn({ err: error }, 'background write failed'),
+  });
+  const deps: AppDeps = { config, db: options.db, repos: options.repos, rateLimiter: options.rateLimiter, searchService };
+  await app.register(
+    fp(
+      async (instance) => {
+        instance.decorate('deps', deps);
+      },
+      { name: 'deps' },
+    ),
+  );
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(helmet);
+  await app.register(view);
+  await app.register(swagger);
+  await app.register(errorHandler);
+  await app.register(authentication);
+
+  await app.register(healthRoutes);
+  await app.register(searchRoutes);
+  await app.register(reportRoutes);
+
+  return app;
+}

@@ -1,0 +1,94 @@
+import path from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * The only reader of process.env. Everything configurable is parsed and checked here once, at
+ * start, so that a bad setting stops the process with a message naming the variable instead of
+ * failing later in a request.
+ */
+const EnvSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
+    default: 'development',
+  }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres|postgresql)://' })),
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info' },
+  ),
+});
+
+type Env = Static<typeof EnvSchema>;
+
+export type DatabaseConfig =
+  | { readonly kind: 'sqlite'; readonly file: string }
+  | { readonly kind: 'postgres'; readonly url: string };
+
+export interface Config {
+  readonly env: Env['NODE_ENV'];
+  readonly isProduction: boolean;
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly database: DatabaseConfig;
+  /** Base of every report_url, without a trailing slash. Never derived from a request. */
+  readonly publicBaseUrl: string;
+  readonly logLevel: Env['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const HINTS: Record<string, string> = {
+  PORT: 'an integer from 0 to 65535',
+  DATABASE_URL: 'a postgres:// or postgresql:// URL (leave it unset for the embedded SQLite database)',
+  PUBLIC_BASE_URL: 'an absolute http(s) URL such as https://api.example.com',
+  LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
+  NODE_ENV: 'one of development, production, test',
+};
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const value = source[key];
+    // An empty variable means "not set": `PORT= npm start` should not be an error.
+    if (value !== undefined && value.trim() !== '') raw[key] = value.trim();
+  }
+  const withDefaults = Value.Default(EnvSchema, raw);
+  const converted = Value.Convert(EnvSchema, withDefaults);
+  const problems = [...Value.Errors(EnvSchema, converted)].map((error) => {
+    const name = error.path.replace(/^\//, '');
+    const hint = HINTS[name];
+    return `${name}=${JSON.stringify(raw[name])} is not valid${hint ? `: expected ${hint}` : ` (${error.message})`}`;
+  });
+  const env = converted as Env;
+  if (problems.length === 0 && env.NODE_ENV === 'production' && !env.PUBLIC_BASE_URL) {
+    problems.push('PUBLIC_BASE_URL must be set in production: every report_url is built from it');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const dataDir = path.resolve(env.DATA_DIR);
+  const database: DatabaseConfig = env.DATABASE_URL
+    ? { kind: 'postgres', url: env.DATABASE_URL }
+    : { kind: 'sqlite', file: path.join(dataDir, 'vinhistory.sqlite') };
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+
+  return Object.freeze({
+    env: env.NODE_ENV,
+    isProduction: env.NODE_ENV === 'production',
+    port: env.PORT,
+    host: env.HOST,
+    dataDir,
+    database: Object.freeze(database),
+    publicBaseUrl,
+    logLevel: env.LOG_LEVEL,
+  });
+}

@@ -1,0 +1,73 @@
+import { Kysely, Migrator, sql, type MigrationResultSet } from 'kysely';
+import type { DatabaseConfig } from '../config.ts';
+import { isPostgresUniqueViolation, openPostgres } from './dialects/postgres.ts';
+import { isSqliteUniqueViolation, openSqlite } from './dialects/sqlite.ts';
+import { migrations } from './migrations/index.ts';
+import type { Database } from './schema.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** The handle every repository receives: one Kysely instance and the few facts that differ by dialect. */
+export interface Db {
+  readonly kysely: Kysely<Database>;
+  readonly dialect: DialectName;
+  isUniqueViolation(error: unknown): boolean;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL only: the schema to use (created if missing). */
+  schema?: string;
+  maxConnections?: number;
+}
+
+export async function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): Promise<Db> {
+  if (config.kind === 'sqlite') {
+    const { dialect } = openSqlite({ file: config.file });
+    const kysely = new Kysely<Database>({ dialect });
+    return {
+      kysely,
+      dialect: 'sqlite',
+      isUniqueViolation: isSqliteUniqueViolation,
+      ping: async () => {
+        await sql`select 1`.execute(kysely);
+      },
+      close: () => kysely.destroy(),
+    };
+  }
+  if (options.schema) {
+    // search_path only takes effect for an existing schema; create it through a plain connection.
+    const bootstrap = openPostgres({ url: config.url, maxConnections: 1 });
+    try {
+      await bootstrap.pool.query(`create schema if not exists "${options.schema.replace(/"/g, '')}"`);
+    } finally {
+      await bootstrap.pool.end();
+    }
+  }
+  const { dialect } = openPostgres({
+    url: config.url,
+    ...(options.schema ? { schema: options.schema } : {}),
+    ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+  });
+  const kysely = new Kysely<Database>({ dialect });
+  return {
+    kysely,
+    dialect: 'postgres',
+    isUniqueViolation: isPostgresUniqueViolation,
+    ping: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+    close: () => kysely.destroy(),
+  };
+}
+
+export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: { getMigrations: async () => migrations },
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
+}

@@ -1,0 +1,12 @@
+import type { Migration } from 'kysely';
+import * as initial from './0001-initial.ts';
+import * as seedPlans from './0002-seed-plans.ts';
+
+/**
+ * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
+ * folder so that it works the same under tsx, vitest and a bundler. Names sort in run order.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001-initial': initial,
+  '0002-seed-plans': seedPlans,
+};

@@ -1,0 +1,140 @@
+import type { ColumnType, Insertable, Selectable } from 'kysely';
+
+/**
+ * Table types for Kysely. Timestamps are ISO 8601 UTC strings with milliseconds
+ * (`2026-11-21T07:55:12.123Z`) in both databases: they sort as text, compare as text, and come
+ * back from better-sqlite3 and pg alike (docs/decisions.md). Flags are integers 0/1 for the same
+ * reason. JSON payloads (images, report snapshots) are text holding JSON.
+ */
+export interface PlansTable {
+  code: string;
+  name: string;
+  monthly_quota: number;
+  rate_per_second: number;
+  monthly_price_cents: number;
+  annual_price_cents: number;
+  /** 1 for the plans on the public price list, 0 for custom (enterprise) plans. */
+  is_public: number;
+  is_favourite: number;
+  created_at: string;
+}
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  created_at: string;
+}
+
+export interface SubscriptionsTable {
+  id: string;
+  account_id: string;
+  plan_code: string;
+  billing: 'monthly' | 'annual';
+  status: 'active' | 'cancelled';
+  started_at: string;
+  ends_at: string | null;
+  created_at: string;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  account_id: string;
+  name: string;
+  token_hash: string;
+  display_prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface LotsTable {
+  auction: string;
+  lot_id: number;
+  vin: string;
+  body: string | null;
+  fuel: string | null;
+  keys: string | null;
+  name: string | null;
+  type: string | null;
+  year: number | null;
+  brand: string | null;
+  color: string | null;
+  drive: string | null;
+  model: string | null;
+  price: number | null;
+  engine: string | null;
+  document: string | null;
+  location: string | null;
+  odometer: number | null;
+  cylinders: number | null;
+  highlight: string | null;
+  sale_date: string | null;
+  repair_cost: number | null;
+  location_zip: string | null;
+  retail_value: number | null;
+  transmission: string | null;
+  configuration: string | null;
+  odometer_type: string | null;
+  primary_damage: string | null;
+  secondary_damage: string | null;
+  /** JSON array of absolute URLs. */
+  images: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ReportsTable {
+  id: string;
+  account_id: string;
+  vin: string;
+  created_at: string;
+  /** JSON array of Lot objects: the snapshot the report page shows. */
+  lots: string;
+}
+
+export interface SearchesTable {
+  id: string;
+  account_id: string;
+  token_id: string;
+  vin: string;
+  created_at: string;
+  outcome: 'found' | 'not_found';
+  report_id: string | null;
+  period_start: string;
+}
+
+export interface UsageCountersTable {
+  account_id: string;
+  period_start: string;
+  used: ColumnType<number, number, number>;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  vin: string;
+  search_id: string;
+  created_at: string;
+}
+
+export interface Database {
+  plans: PlansTable;
+  accounts: AccountsTable;
+  subscriptions: SubscriptionsTable;
+  api_tokens: ApiTokensTable;
+  lots: LotsTable;
+  reports: ReportsTable;
+  searches: SearchesTable;
+  usage_counters: UsageCountersTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type PlanRow = Selectable<PlansTable>;
+export type AccountRow = Selectable<AccountsTable>;
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+export type ApiTokenRow = Selectable<ApiTokensTable>;
+export type LotRow = Selectable<LotsTable>;
+export type NewLotRow = Insertable<LotsTable>;
+export type ReportRow = Selectable<ReportsTable>;
+export type SearchRow = Selectable<SearchesTable>;
+

@@ -1,0 +1,83 @@
+import fp from 'fastify-plugin';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, ERROR_STATUS } from '../../errors.ts';
+
+const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** Ajv errors, keyed by the field they are about, in words a customer understands. */
+export function validationErrorsByField(errors: AjvError[], context: string | undefined): Record<string, string[]> {
+  const byField: Record<string, string[]> = {};
+  for (const error of errors) {
+    const missing = typeof error.params.missingProperty === 'string' ? error.params.missingProperty : null;
+    const field = missing ?? (error.instancePath.replace(/^\//, '').replace(/\//g, '.') || context || 'body');
+    let message: string;
+    if (missing) message = `The ${field} field is required.`;
+    else if (error.keyword === 'type') message = `The ${field} must be of type ${String(error.params.type)}.`;
+    else message = `The ${field} ${error.message ?? 'is invalid'}.`;
+    (byField[field] ??= []).push(message);
+  }
+  return byField;
+}
+
+function sendError(reply: FastifyReply, status: number, message: string, errors?: Record<string, string[]>) {
+  return reply.code(status).type('application/json; charset=utf-8').send(errors ? { message, errors } : { message });
+}
+
+/**
+ * Every error leaves as `{ message }` JSON with the status of the closed set in errors.ts. Faults
+ * of the service (5xx) are logged with the request id and answered without internals.
+ */
+export default fp(
+  async (app) => {
+    app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+      if (error instanceof ApiError) {
+        if (error.options.headers) reply.headers(error.options.headers);
+        return sendError(reply, error.statusCode, error.message, error.options.errors);
+      }
+      if (error.validation) {
+        const errors = validationErrorsByField(error.validation as AjvError[], error.validationContext);
+        const first = Object.values(errors)[0]?.[0] ?? 'The request is invalid.';
+        return sendError(reply, ERROR_STATUS.VALIDATION_FAILED, first, errors);
+      }
+      switch (error.code) {
+        case 'FST_ERR_CTP_BODY_TOO_LARGE':
+          return sendError(reply, ERROR_STATUS.PAYLOAD_TOO_LARGE, `The request body is too large; the limit is ${request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit} bytes.`);
+        case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+          return sendError(reply, ERROR_STATUS.UNSUPPORTED_MEDIA_TYPE, 'Unsupported Content-Type: send the body as application/json.');
+        case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+          return sendError(reply, ERROR_STATUS.VALIDATION_FAILED, 'The request body is empty; send a JSON object.', {
+            body: ['The request body is empty; send a JSON object.'],
+          });
+        case 'FST_ERR_CTP_INVALID_JSON_BODY':
+          return sendError(reply, ERROR_STATUS.BAD_REQUEST, 'The request body is not valid JSON.');
+      }
+      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+        return sendError(reply, error.statusCode, error.message);
+      }
+      request.log.error({ err: error }, 'request failed');
+      const status = error.statusCode !== undefined && error.statusCode >= 500 ? error.statusCode : ERROR_STATUS.INTERNAL;
+      return sendError(reply, status, `Internal error. If it persists, contact support quoting request id ${request.id}.`);
+    });
+
+    app.setNotFoundHandler(async (request, reply) => {
+      const path = request.url.split('?')[0]!;
+      if (path === '/api' || path.startsWith('/api/')) {
+        const allowed = HTTP_METHODS.filter((method) => app.hasRoute({ method, url: path }));
+        if (allowed.length > 0) {
+          reply.header('allow', allowed.join(', '));
+          return sendError(reply, ERROR_STATUS.METHOD_NOT_ALLOWED, `Method ${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`);
+        }
+        return sendError(reply, ERROR_STATUS.ROUTE_NOT_FOUND, `No API endpoint at ${request.method} ${path}. The API reference is at /docs.`);
+      }
+      return app.renderNotFoundPage(request, reply);
+    });
+  },
+  { name: 'error-handler', dependencies: ['view'] },
+);

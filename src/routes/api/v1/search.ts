@@ -1,0 +1,87 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { ReportSchema, searchErrorResponses } from '../../../schemas/api.ts';
+
+const VinField = Type.String({
+  description: 'The VIN: 17 characters, case and surrounding spaces ignored. North American VINs (first character 1-5) must carry a valid check digit.',
+  examples: ['4JGBF7BE5AA585531'],
+});
+
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description: 'Optional, up to 255 characters. Repeating a key with the same VIN within 24 hours returns the same report and is not counted again.',
+    }),
+  ),
+});
+
+const limitHeadersDoc = {
+  'RateLimit-Policy': { schema: { type: 'string' }, description: 'Structured field: "second";q=<rate>;w=1, "month";q=<quota>;w=<period seconds>' },
+  RateLimit: { schema: { type: 'string' }, description: 'Structured field: "second";r=<remaining>;t=<s>, "month";r=<remaining>;t=<s to reset>' },
+  'X-RateLimit-Limit': { schema: { type: 'integer' }, description: 'Searches per second of the plan.' },
+  'X-RateLimit-Remaining': { schema: { type: 'integer' }, description: 'Searches left in the current one-second window.' },
+};
+
+const successResponse = {
+  ...ReportSchema,
+  description: 'The report: every known lot, newest sale first, and the link to its page.',
+  'x-response-headers': limitHeadersDoc,
+};
+
+const common = {
+  tags: ['Search'],
+  security: [{ apiToken: [] }],
+  headers: IdempotencyHeaders,
+  response: { 200: Type.Ref(ReportSchema, { description: successResponse.description }), ...searchErrorResponses },
+};
+
+const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const run = async (request: FastifyRequest, vin: unknown) => {
+    const result = await app.deps.searchService.search(
+      request.principal!,
+      vin,
+      request.headers['idempotency-key'] as string | undefined,
+    );
+    return result;
+  };
+
+  app.post(
+    '/api/v1/search',
+    {
+      onRequest: app.authenticateCustomer,
+      bodyLimit: 4096,
+      schema: {
+        ...common,
+        summary: 'Look up a VIN (JSON body)',
+        description: 'Counts against the monthly quota (a 404 too). Checks in order: token, subscription, VIN, per-second rate, monthly quota.',
+        operationId: 'searchPost',
+        body: Type.Object({ vin: VinField }),
+      },
+    },
+    async (request, reply) => {
+      const { report, headers } = await run(request, request.body.vin);
+      return reply.headers(headers).send(report);
+    },
+  );
+
+  app.get(
+    '/api/v1/search',
+    {
+      onRequest: app.authenticateCustomer,
+      schema: {
+        ...common,
+        summary: 'Look up a VIN (query string)',
+        description: 'Same lookup and body as POST /api/v1/search.',
+        operationId: 'searchGet',
+        querystring: Type.Object({ vin: VinField }),
+      },
+    },
+    async (request, reply) => {
+      const { report, headers } = await run(request, request.query.vin);
+      return reply.headers(headers).send(report);
+    },
+  );
+};
+
+export default searchRoutes;

@@ -1,0 +1,19 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { isReportId } from '../../domain/ids.ts';
+
+/** The shareable report page: the snapshot a search stored, to anyone holding the link. */
+const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/report/:id',
+    { schema: { hide: true, params: Type.Object({ id: Type.String() }) } },
+    async (request, reply) => {
+      const report = isReportId(request.params.id) ? await app.deps.repos.reports.findById(request.params.id) : undefined;
+      if (!report) return app.renderNotFoundPage(request, reply);
+      reply.header('x-robots-tag', 'noindex, nofollow').header('cache-control', 'private, max-age=300');
+      return reply.view('report', { title: `Auction history of ${report.vin}`, report });
+    },
+  );
+};
+
+export default reportRoutes;
