@@ -63,6 +63,9 @@ export async function buildApp(options: BuildAppOptions) {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // The API speaks JSON only: a text/plain body is refused with 415 instead of failing validation.
+  app.removeContentTypeParser('text/plain');
+
   const searchService = new SearchService({
     repos: options.repos,
     rateLimiter: options.rateLimiter,

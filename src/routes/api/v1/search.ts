@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { ReportSchema, searchErrorResponses } from '../../../schemas/api.ts';
+import { ErrorSchema, ReportSchema, searchErrorResponses } from '../../../schemas/api.ts';
 
 const VinField = Type.String({
   description: 'The VIN: 17 characters, case and surrounding spaces ignored. North American VINs (first character 1-5) must carry a valid check digit.',
@@ -16,24 +16,30 @@ const IdempotencyHeaders = Type.Object({
   ),
 });
 
-const limitHeadersDoc = {
-  'RateLimit-Policy': { schema: { type: 'string' }, description: 'Structured field: "second";q=<rate>;w=1, "month";q=<quota>;w=<period seconds>' },
-  RateLimit: { schema: { type: 'string' }, description: 'Structured field: "second";r=<remaining>;t=<s>, "month";r=<remaining>;t=<s to reset>' },
-  'X-RateLimit-Limit': { schema: { type: 'integer' }, description: 'Searches per second of the plan.' },
-  'X-RateLimit-Remaining': { schema: { type: 'integer' }, description: 'Searches left in the current one-second window.' },
-};
-
-const successResponse = {
-  ...ReportSchema,
-  description: 'The report: every known lot, newest sale first, and the link to its page.',
-  'x-response-headers': limitHeadersDoc,
+/** Documented on every search response that reports the limits (200, 404, 429). */
+const limitHeaders = {
+  'RateLimit-Policy': { type: 'string', description: 'Structured field (IETF draft): "second";q=<rate>;w=1, "month";q=<quota>;w=<period seconds>' },
+  RateLimit: { type: 'string', description: 'Structured field (IETF draft): "second";r=<remaining>;t=<seconds>, "month";r=<remaining>;t=<seconds to the period reset>' },
+  'X-RateLimit-Limit': { type: 'integer', description: 'Searches per second of the plan.' },
+  'X-RateLimit-Remaining': { type: 'integer', description: 'Searches left in the current one-second window.' },
 };
 
 const common = {
   tags: ['Search'],
   security: [{ apiToken: [] }],
   headers: IdempotencyHeaders,
-  response: { 200: Type.Ref(ReportSchema, { description: successResponse.description }), ...searchErrorResponses },
+  response: {
+    ...searchErrorResponses,
+    200: Type.Ref(ReportSchema, {
+      description: 'The report: every known lot, newest sale first, and the link to its page.',
+      headers: limitHeaders,
+    }),
+    404: Type.Ref(ErrorSchema, { ...searchErrorResponses[404], headers: limitHeaders }),
+    429: Type.Ref(ErrorSchema, {
+      ...searchErrorResponses[429],
+      headers: { ...limitHeaders, 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } },
+    }),
+  },
 };
 
 const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
