@@ -13,6 +13,7 @@ import view from './plugins/external/view.ts';
 import authentication from './plugins/app/authentication.ts';
 import errorHandler from './plugins/app/error-handler.ts';
 import healthRoutes from './routes/health.ts';
+import homeRoutes from './routes/home.ts';
 import searchRoutes from './routes/api/v1/search.ts';
 import reportRoutes from './routes/report/index.ts';
 
@@ -92,6 +93,7 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(errorHandler);
   await app.register(authentication);
 
+  await app.register(homeRoutes);
   await app.register(healthRoutes);
   await app.register(searchRoutes);
   await app.register(reportRoutes);

@@ -40,6 +40,12 @@ describe('API documentation and health', () => {
     expect(bundle.statusCode).toBe(200);
   });
 
+  it('sends the root to the API reference', async () => {
+    const res = await t.app.inject({ url: '/' });
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toBe('/docs');
+  });
+
   it('answers /healthz with 200 while the database answers', async () => {
     const res = await t.app.inject({ url: '/healthz' });
     expect(res.statusCode).toBe(200);

@@ -42,7 +42,11 @@ export default fp(
     await app.register(swaggerUi, {
       routePrefix: '/docs',
       staticCSP: true,
-      uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },
+      // Same rule as the other pages: upgrading to https only makes sense when served over TLS.
+      transformStaticCSP: (header) =>
+        app.deps.config.publicBaseUrl.startsWith('https://') ? header : header.replace(/\s*upgrade-insecure-requests;?/, ''),
+      theme: { title: 'vinhistory API reference' },
+      uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0, tryItOutEnabled: false },
     });
     app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   },

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { isReportId } from '../../domain/ids.ts';
+import { presentReport, reportTitle } from './present.ts';
 
 /** The shareable report page: the snapshot a search stored, to anyone holding the link. */
 const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -10,8 +11,9 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const report = isReportId(request.params.id) ? await app.deps.repos.reports.findById(request.params.id) : undefined;
       if (!report) return app.renderNotFoundPage(request, reply);
+      const view = presentReport(report);
       reply.header('x-robots-tag', 'noindex, nofollow').header('cache-control', 'private, max-age=300');
-      return reply.view('report', { title: `Auction history of ${report.vin}`, report });
+      return reply.view('report', { title: reportTitle(view), report: view });
     },
   );
 };
