@@ -59,6 +59,8 @@ export async function buildApp(options: BuildAppOptions) {
     requestIdHeader: 'x-request-id',
     // HEAD on a search would count against the quota; only the methods a route names answer.
     exposeHeadRoutes: false,
+    // Fastify accepts a hop count at run time; its type declarations omit the number form.
+    trustProxy: config.trustProxy as boolean | string,
     // Lots of a VIN ask for a body of a few KiB at most; large bodies belong to admin routes.
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },

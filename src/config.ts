@@ -16,6 +16,17 @@ const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres|postgresql)://' })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  /** Bearer token that opens /metrics; without it /metrics answers only on a loopback connection. */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** Behind a load balancer: trust X-Forwarded-For/-Proto from it (Fastify's trustProxy). */
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  /** Signs session cookies; generated once and kept in the database when unset. */
+  COOKIE_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  MAIL_FROM: Type.String({ minLength: 3, default: 'vinhistory <no-reply@vinhistory.local>' }),
+  STRIPE_SECRET_KEY: Type.Optional(Type.String({ pattern: '^(sk|rk)_' })),
+  STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_' })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -38,6 +49,15 @@ export interface Config {
   /** Base of every report_url, without a trailing slash. Never derived from a request. */
   readonly publicBaseUrl: string;
   readonly logLevel: Env['LOG_LEVEL'];
+  /** Set for a scaled-out deployment: shared rate limiting (and idempotency) across instances. */
+  readonly redisUrl: string | null;
+  readonly metricsToken: string | null;
+  /** Fastify's trustProxy: true, a hop count, or a list of addresses/CIDRs. False when unset. */
+  readonly trustProxy: boolean | number | string;
+  readonly cookieSecret: string | null;
+  readonly mail: { readonly smtpUrl: string | null; readonly from: string };
+  /** Stripe is the payment provider when a secret key is set; manual invoices otherwise. */
+  readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null } | null;
 }
 
 export class ConfigError extends Error {
@@ -51,6 +71,12 @@ const HINTS: Record<string, string> = {
   PORT: 'an integer from 0 to 65535',
   DATABASE_URL: 'a postgres:// or postgresql:// URL (leave it unset for the embedded SQLite database)',
   PUBLIC_BASE_URL: 'an absolute http(s) URL such as https://api.example.com',
+  REDIS_URL: 'a redis:// or rediss:// URL',
+  METRICS_TOKEN: 'at least 16 characters',
+  COOKIE_SECRET: 'at least 32 characters',
+  SMTP_URL: 'an smtp:// or smtps:// URL such as smtps://user:pass@smtp.example.com:465',
+  STRIPE_SECRET_KEY: 'a Stripe secret key (sk_live_..., sk_test_... or rk_...)',
+  STRIPE_WEBHOOK_SECRET: 'a Stripe webhook signing secret (whsec_...)',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'one of development, production, test',
 };
@@ -73,6 +99,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && env.NODE_ENV === 'production' && !env.PUBLIC_BASE_URL) {
     problems.push('PUBLIC_BASE_URL must be set in production: every report_url is built from it');
   }
+  if (problems.length === 0 && env.STRIPE_SECRET_KEY && !env.STRIPE_WEBHOOK_SECRET) {
+    problems.push('STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY: without it no payment can be confirmed');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const dataDir = path.resolve(env.DATA_DIR);
@@ -90,5 +119,20 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     database: Object.freeze(database),
     publicBaseUrl,
     logLevel: env.LOG_LEVEL,
+    redisUrl: env.REDIS_URL ?? null,
+    metricsToken: env.METRICS_TOKEN ?? null,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    cookieSecret: env.COOKIE_SECRET ?? null,
+    mail: Object.freeze({ smtpUrl: env.SMTP_URL ?? null, from: env.MAIL_FROM }),
+    stripe: env.STRIPE_SECRET_KEY
+      ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null })
+      : null,
   });
+}
+
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
 }
