@@ -11,7 +11,8 @@ const EnvSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
     default: 'development',
   }),
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  // Digits only: a numeric conversion would quietly read 3.5, 1e3, 0x10 or true as a port.
+  PORT: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres|postgresql)://' })),
@@ -88,7 +89,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     // An empty variable means "not set": `PORT= npm start` should not be an error.
     if (value !== undefined && value.trim() !== '') raw[key] = value.trim();
   }
-  const withDefaults = Value.Default(EnvSchema, raw);
+  const withDefaults = Value.Default(EnvSchema, structuredClone(raw));
   const converted = Value.Convert(EnvSchema, withDefaults);
   const problems = [...Value.Errors(EnvSchema, converted)].map((error) => {
     const name = error.path.replace(/^\//, '');
@@ -96,6 +97,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     return `${name}=${JSON.stringify(raw[name])} is not valid${hint ? `: expected ${hint}` : ` (${error.message})`}`;
   });
   const env = converted as Env;
+  const port = Number(env.PORT);
+  if (problems.length === 0 && port > 65535) {
+    problems.push(`PORT=${JSON.stringify(raw.PORT)} is not valid: expected ${HINTS.PORT}`);
+  }
   if (problems.length === 0 && env.NODE_ENV === 'production' && !env.PUBLIC_BASE_URL) {
     problems.push('PUBLIC_BASE_URL must be set in production: every report_url is built from it');
   }
@@ -108,12 +113,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const database: DatabaseConfig = env.DATABASE_URL
     ? { kind: 'postgres', url: env.DATABASE_URL }
     : { kind: 'sqlite', file: path.join(dataDir, 'vinhistory.sqlite') };
-  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
 
   return Object.freeze({
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
-    port: env.PORT,
+    port,
     host: env.HOST,
     dataDir,
     database: Object.freeze(database),

@@ -62,11 +62,27 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
   };
 }
 
-export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
-  const migrator = new Migrator({
+/**
+ * The migrator for this database and the one migration set. On PostgreSQL it is pinned to the
+ * current schema: Kysely otherwise looks for its bookkeeping tables in every schema of the
+ * database, so a second schema holding them (another deployment, a parallel test) makes it skip
+ * creating its own and then fail on "relation kysely_migration_lock does not exist".
+ */
+export async function createMigrator(db: Db): Promise<Migrator> {
+  let migrationTableSchema: string | undefined;
+  if (db.dialect === 'postgres') {
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
+    migrationTableSchema = rows[0]?.schema ?? undefined;
+  }
+  return new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
+}
+
+export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
+  const migrator = await createMigrator(db);
   const result = await migrator.migrateToLatest();
   if (result.error) throw result.error;
   return result;

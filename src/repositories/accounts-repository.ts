@@ -68,7 +68,10 @@ export class SubscriptionsRepository {
       .executeTakeFirst();
   }
 
-  /** Ends every subscription of the account that is in force now. Returns how many were ended. */
+  /**
+   * Ends every subscription of the account that is in force now or scheduled to start later, so
+   * that nothing revives after a cancel. Returns how many were ended.
+   */
   async cancelActive(accountId: string, now = new Date()): Promise<number> {
     const at = now.toISOString();
     const result = await this.db.kysely

@@ -53,39 +53,49 @@ export class SearchesRepository {
     }
   }
 
+  /**
+   * The answer an earlier search with this Idempotency-Key gives: a replay of it, or a conflict when
+   * it was for another VIN. A key older than the window is deleted and no longer answers.
+   */
+  private async earlierResult(trx: Transaction<Database>, input: SearchToCommit, key: string): Promise<CommitResult | null> {
+    const previous = await trx
+      .selectFrom('idempotency_keys as k')
+      .innerJoin('searches as s', 's.id', 'k.search_id')
+      .leftJoin('reports as r', 'r.id', 's.report_id')
+      .select(['k.vin', 'k.created_at as keyCreatedAt', 's.id', 's.report_id', 's.created_at', 'r.lots'])
+      .where('k.account_id', '=', input.accountId)
+      .where('k.key', '=', key)
+      .executeTakeFirst();
+    if (!previous) return null;
+    const fresh = Date.parse(previous.keyCreatedAt) > input.now.getTime() - IDEMPOTENCY_WINDOW_MS;
+    if (!fresh) {
+      await trx
+        .deleteFrom('idempotency_keys')
+        .where('account_id', '=', input.accountId)
+        .where('key', '=', key)
+        .execute();
+      return null;
+    }
+    if (previous.vin !== input.vin) return { kind: 'idempotency_conflict', originalVin: previous.vin };
+    return {
+      kind: 'replayed',
+      used: await this.usedIn(trx, input.accountId, input.periodStart),
+      search: {
+        searchId: previous.id,
+        reportId: previous.report_id,
+        vin: previous.vin,
+        createdAt: previous.created_at,
+        lots: previous.lots ? JSON.parse(previous.lots) : [],
+      },
+    };
+  }
+
   private async commitIn(trx: Transaction<Database>, input: SearchToCommit): Promise<CommitResult> {
     const at = input.now.toISOString();
-    if (input.idempotencyKey !== null) {
-      const previous = await trx
-        .selectFrom('idempotency_keys as k')
-        .innerJoin('searches as s', 's.id', 'k.search_id')
-        .leftJoin('reports as r', 'r.id', 's.report_id')
-        .select(['k.vin', 'k.created_at as keyCreatedAt', 's.id', 's.report_id', 's.created_at', 'r.lots'])
-        .where('k.account_id', '=', input.accountId)
-        .where('k.key', '=', input.idempotencyKey)
-        .executeTakeFirst();
-      if (previous) {
-        const fresh = Date.parse(previous.keyCreatedAt) > input.now.getTime() - IDEMPOTENCY_WINDOW_MS;
-        if (fresh) {
-          if (previous.vin !== input.vin) return { kind: 'idempotency_conflict', originalVin: previous.vin };
-          return {
-            kind: 'replayed',
-            used: await this.usedIn(trx, input.accountId, input.periodStart),
-            search: {
-              searchId: previous.id,
-              reportId: previous.report_id,
-              vin: previous.vin,
-              createdAt: previous.created_at,
-              lots: previous.lots ? JSON.parse(previous.lots) : [],
-            },
-          };
-        }
-        await trx
-          .deleteFrom('idempotency_keys')
-          .where('account_id', '=', input.accountId)
-          .where('key', '=', input.idempotencyKey)
-          .execute();
-      }
+    const key = input.idempotencyKey;
+    if (key !== null) {
+      const earlier = await this.earlierResult(trx, input, key);
+      if (earlier) return earlier;
     }
 
     // One statement checks and counts: the conditional upsert only increments while used < quota,
@@ -103,6 +113,13 @@ export class SearchesRepository {
       .executeTakeFirst();
     if (!counted || counted.used > input.quota) {
       if (counted) throw new Error('quota invariant broken: a first search counted past a quota below 1');
+      // On PostgreSQL a request with the same new key may have committed the last search of the
+      // quota while this one waited for the counter's row lock; its result is the answer to a
+      // repeat, not a refusal. This statement sees that commit (READ COMMITTED).
+      if (key !== null) {
+        const earlier = await this.earlierResult(trx, input, key);
+        if (earlier) return earlier;
+      }
       return { kind: 'quota_exceeded', used: await this.usedIn(trx, input.accountId, input.periodStart) };
     }
 
@@ -124,10 +141,10 @@ export class SearchesRepository {
       period_start: input.periodStart,
     };
     await trx.insertInto('searches').values(search).execute();
-    if (input.idempotencyKey !== null) {
+    if (key !== null) {
       await trx
         .insertInto('idempotency_keys')
-        .values({ account_id: input.accountId, key: input.idempotencyKey, vin: input.vin, search_id: search.id, created_at: at })
+        .values({ account_id: input.accountId, key, vin: input.vin, search_id: search.id, created_at: at })
         .execute();
     }
     return {

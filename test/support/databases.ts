@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { inject } from 'vitest';
 import { migrateToLatest, openDatabase, type Db, type DialectName } from '../../src/db/database.ts';
 import { createRepositories, type Repositories } from '../../src/repositories/index.ts';
 import { TEST_POSTGRES_URL } from './env.ts';
@@ -10,7 +10,7 @@ export const DIALECTS: DialectName[] = TEST_POSTGRES_URL ? ['sqlite', 'postgres'
 export interface TestDatabase {
   db: Db;
   repos: Repositories;
-  /** Drops what the database holds (the PostgreSQL schema) and closes it. */
+  /** Closes it. PostgreSQL schemas are dropped together when the run ends (global-setup.ts). */
   destroy(): Promise<void>;
 }
 
@@ -25,21 +25,12 @@ export async function createTestDatabase(dialect: DialectName, options: { maxCon
     return { db, repos: createRepositories(db), destroy: () => db.close() };
   }
   if (!TEST_POSTGRES_URL) throw new Error('TEST_POSTGRES_URL is not set');
-  const schema = `test_${randomBytes(6).toString('hex')}`;
-  const db = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL }, { schema, ...options });
+  const db = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL }, { schema: newTestSchemaName(), ...options });
   await migrateToLatest(db);
-  return {
-    db,
-    repos: createRepositories(db),
-    destroy: async () => {
-      await db.close();
-      const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-      await client.connect();
-      try {
-        await client.query(`drop schema if exists "${schema}" cascade`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
+  return { db, repos: createRepositories(db), destroy: () => db.close() };
+}
+
+/** A PostgreSQL schema name of this test run: dropped with the others when the run ends. */
+export function newTestSchemaName(): string {
+  return `${inject('pgSchemaPrefix')}${randomBytes(6).toString('hex')}`;
 }

@@ -1,23 +1,52 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { TestProject } from 'vitest/node';
 import { IN_CI, TEST_POSTGRES_URL } from './env.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Every PostgreSQL schema this run creates starts with it; teardown drops them together. */
+    pgSchemaPrefix: string;
+  }
+}
 
 /**
  * Fails the run at once when CI expects PostgreSQL and cannot have it, instead of letting the
  * PostgreSQL suites skip or time out one by one.
+ *
+ * Test schemas are dropped here, after every file has finished, not by each file: Kysely's
+ * migrator introspects all schemas (has_schema_privilege on each), and that query fails when
+ * another file drops its schema at the same moment.
  */
-export default async function setup(): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   if (IN_CI && !TEST_POSTGRES_URL) {
     throw new Error('CI=true but TEST_POSTGRES_URL is not set: the PostgreSQL suites must run in CI (.ci/run sets it).');
   }
-  if (TEST_POSTGRES_URL) {
-    const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 5000 });
-    try {
-      await client.connect();
-      await client.query('select 1');
-    } catch (error) {
-      throw new Error(`TEST_POSTGRES_URL=${TEST_POSTGRES_URL} is unreachable: ${(error as Error).message}`);
-    } finally {
-      await client.end().catch(() => {});
-    }
+  const prefix = `test_${randomBytes(4).toString('hex')}_`;
+  project.provide('pgSchemaPrefix', prefix);
+  if (!TEST_POSTGRES_URL) return async () => {};
+
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+  } catch (error) {
+    throw new Error(`TEST_POSTGRES_URL=${TEST_POSTGRES_URL} is unreachable: ${(error as Error).message}`);
+  } finally {
+    await client.end().catch(() => {});
   }
+
+  return async () => {
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ nspname: string }>(
+        `select nspname from pg_namespace where starts_with(nspname, $1)`,
+        [prefix],
+      );
+      for (const { nspname } of rows) await admin.query(`drop schema if exists "${nspname}" cascade`);
+    } finally {
+      await admin.end();
+    }
+  };
 }
