@@ -1,20 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
+import { loggerOptions } from './logger.ts';
 import type { Db } from './db/database.ts';
 import type { Repositories } from './repositories/index.ts';
 import type { RateLimiter } from './services/rate-limiter/rate-limiter.ts';
+import { Metrics } from './services/metrics.ts';
 import { SearchService } from './services/search-service.ts';
+import { UsageService } from './services/usage-service.ts';
 import helmet from './plugins/external/helmet.ts';
 import swagger from './plugins/external/swagger.ts';
 import view from './plugins/external/view.ts';
 import authentication from './plugins/app/authentication.ts';
 import errorHandler from './plugins/app/error-handler.ts';
+import metricsPlugin from './plugins/app/metrics.ts';
 import healthRoutes from './routes/health.ts';
 import homeRoutes from './routes/home.ts';
 import searchRoutes from './routes/api/v1/search.ts';
+import usageRoutes from './routes/api/v1/usage.ts';
 import reportRoutes from './routes/report/index.ts';
 
 export interface AppDeps {
@@ -23,6 +28,8 @@ export interface AppDeps {
   repos: Repositories;
   rateLimiter: RateLimiter;
   searchService: SearchService;
+  usage: UsageService;
+  metrics: Metrics;
 }
 
 declare module 'fastify' {
@@ -36,8 +43,12 @@ export interface BuildAppOptions {
   db: Db;
   repos: Repositories;
   rateLimiter: RateLimiter;
+  /** Defaults to a fresh registry without the process metrics (tests build many apps). */
+  metrics?: Metrics;
   /** Pino options, or false for tests. Defaults to the configured level. */
   logger?: FastifyServerOptions['logger'];
+  /** A logger made beforehand (server.ts), so that services built before the app log through it. */
+  loggerInstance?: FastifyBaseLogger;
   now?: () => Date;
 }
 
@@ -50,11 +61,9 @@ export type App = Awaited<ReturnType<typeof buildApp>>;
 export async function buildApp(options: BuildAppOptions) {
   const { config } = options;
   const app = Fastify({
-    logger: options.logger ?? {
-      level: config.logLevel,
-      // Tokens travel in Authorization; they must never reach a log line.
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]'],
-    },
+    ...(options.loggerInstance
+      ? { loggerInstance: options.loggerInstance }
+      : { logger: options.logger ?? loggerOptions(config) }),
     genReqId: () => randomUUID(),
     requestIdHeader: 'x-request-id',
     // HEAD on a search would count against the quota; only the methods a route names answer.
@@ -69,14 +78,24 @@ export async function buildApp(options: BuildAppOptions) {
   // The API speaks JSON only: a text/plain body is refused with 415 instead of failing validation.
   app.removeContentTypeParser('text/plain');
 
+  const metrics = options.metrics ?? new Metrics({ defaultMetrics: false });
   const searchService = new SearchService({
+    metrics,
     repos: options.repos,
     rateLimiter: options.rateLimiter,
     publicBaseUrl: config.publicBaseUrl,
     ...(options.now ? { now: options.now } : {}),
     onBackgroundError: (error) => app.log.warn({ err: error }, 'background write failed'),
   });
-  const deps: AppDeps = { config, db: options.db, repos: options.repos, rateLimiter: options.rateLimiter, searchService };
+  const deps: AppDeps = {
+    config,
+    db: options.db,
+    repos: options.repos,
+    rateLimiter: options.rateLimiter,
+    searchService,
+    usage: new UsageService(options.repos),
+    metrics,
+  };
   await app.register(
     fp(
       async (instance) => {
@@ -93,11 +112,13 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(view);
   await app.register(swagger);
   await app.register(errorHandler);
+  await app.register(metricsPlugin);
   await app.register(authentication);
 
   await app.register(homeRoutes);
   await app.register(healthRoutes);
   await app.register(searchRoutes);
+  await app.register(usageRoutes);
   await app.register(reportRoutes);
 
   return app;

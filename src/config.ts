@@ -18,6 +18,8 @@ const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres|postgresql)://' })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  /** How long a rate-limit decision may wait for Redis before the instance decides alone. */
+  REDIS_TIMEOUT_MS: Type.String({ pattern: '^[0-9]{1,5}$', default: '50' }),
   /** Bearer token that opens /metrics; without it /metrics answers only on a loopback connection. */
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   /** Behind a load balancer: trust X-Forwarded-For/-Proto from it (Fastify's trustProxy). */
@@ -52,6 +54,7 @@ export interface Config {
   readonly logLevel: Env['LOG_LEVEL'];
   /** Set for a scaled-out deployment: shared rate limiting (and idempotency) across instances. */
   readonly redisUrl: string | null;
+  readonly redisTimeoutMs: number;
   readonly metricsToken: string | null;
   /** Fastify's trustProxy: true, a hop count, or a list of addresses/CIDRs. False when unset. */
   readonly trustProxy: boolean | number | string;
@@ -73,6 +76,7 @@ const HINTS: Record<string, string> = {
   DATABASE_URL: 'a postgres:// or postgresql:// URL (leave it unset for the embedded SQLite database)',
   PUBLIC_BASE_URL: 'an absolute http(s) URL such as https://api.example.com',
   REDIS_URL: 'a redis:// or rediss:// URL',
+  REDIS_TIMEOUT_MS: 'a whole number of milliseconds, e.g. 50',
   METRICS_TOKEN: 'at least 16 characters',
   COOKIE_SECRET: 'at least 32 characters',
   SMTP_URL: 'an smtp:// or smtps:// URL such as smtps://user:pass@smtp.example.com:465',
@@ -125,6 +129,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl,
     logLevel: env.LOG_LEVEL,
     redisUrl: env.REDIS_URL ?? null,
+    redisTimeoutMs: Math.max(1, Number(env.REDIS_TIMEOUT_MS)),
     metricsToken: env.METRICS_TOKEN ?? null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     cookieSecret: env.COOKIE_SECRET ?? null,

@@ -1,31 +1,45 @@
-import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig } from '../config.ts';
-import { startServer } from '../server.ts';
-import { migrateToLatest, openDatabase } from '../db/database.ts';
+import { Command, type OutputConfiguration } from 'commander';
+import { registerAccountsCommands } from './commands/accounts.ts';
+import { registerImportCommand } from './commands/import.ts';
+import { registerMigrateCommand } from './commands/migrate.ts';
+import { registerPlansCommands } from './commands/plans.ts';
+import { registerServeCommand } from './commands/serve.ts';
+import { registerSubscriptionsCommands } from './commands/subscriptions.ts';
+import { registerTokensCommands } from './commands/tokens.ts';
+import { reportError } from './report-error.ts';
+
+const HELP_AFTER = `
+Configuration comes from the environment, as for the server: DATA_DIR (SQLite under ./data by
+default), DATABASE_URL (postgres://... to use PostgreSQL), and so on. Every command brings the
+database schema up to date before it runs. Reference: docs/cli.md.
+
+Exit status: 0 done; 1 the command failed (the reason is on stderr); 2 the command line is wrong.`;
+
+/** `output` redirects commander's own messages (help, usage errors), for tests that parse in-process. */
+export function buildProgram(options: { output?: OutputConfiguration } = {}): Command {
+  // Settings made here before the sub-commands are added are inherited by all of them.
+  const program = new Command('vinhistory')
+    .description('vinhistory: vehicle auction-history API (server and administration)')
+    .exitOverride()
+    .configureOutput(options.output ?? {})
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', HELP_AFTER);
+  registerServeCommand(program);
+  registerMigrateCommand(program);
+  registerImportCommand(program);
+  registerPlansCommands(program);
+  registerAccountsCommands(program);
+  registerTokensCommands(program);
+  registerSubscriptionsCommands(program);
+  return program;
+}
 
 export async function main(argv: string[]): Promise<void> {
-  const program = new Command('vinhistory').description('vinhistory: vehicle auction-history API').showHelpAfterError();
-  program.command('serve').description('serve the HTTP API (what npm start runs)').action(async () => {
-    await startServer(loadConfig());
-  });
-  program.command('migrate').description('bring the database schema up to date').action(async () => {
-    const db = await openDatabase(loadConfig().database);
-    try {
-      const result = await migrateToLatest(db);
-      const applied = result.results ?? [];
-      console.log(applied.length ? applied.map((r) => `applied ${r.migrationName}`).join('\n') : 'already up to date');
-    } finally {
-      await db.close();
-    }
-  });
+  const program = buildProgram();
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof CommanderError) {
-      console.error(error.message);
-    } else {
-      console.error(`error: ${(error as Error).message}`);
-    }
-    process.exitCode = 1;
+    process.exitCode = reportError(error);
   }
 }
+

@@ -6,6 +6,7 @@ import type { Repositories } from '../repositories/index.ts';
 import type { CommittedSearch } from '../repositories/searches-repository.ts';
 import type { TokenPrincipal } from '../repositories/tokens-repository.ts';
 import { limitHeaders } from './limit-headers.ts';
+import type { Metrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limiter/rate-limiter.ts';
 
 export type ActivePrincipal = TokenPrincipal & { subscription: NonNullable<TokenPrincipal['subscription']> };
@@ -29,6 +30,7 @@ const TOUCH_INTERVAL_MS = 60_000;
 export interface SearchServiceOptions {
   repos: Repositories;
   rateLimiter: RateLimiter;
+  metrics: Metrics;
   publicBaseUrl: string;
   now?: () => Date;
   /** Called when a background write (last-used time) fails; it must not fail the search. */
@@ -106,6 +108,7 @@ export class SearchService {
     }
     const headers = limitHeaders({ rate, quota: quotaOf(result.used), now });
     if (result.kind === 'quota_exceeded') {
+      this.options.metrics.quotaRejections.inc();
       const retryAfter = Math.max(1, Math.ceil((period.end.getTime() - now.getTime()) / 1000));
       throw new ApiError(
         'QUOTA_EXCEEDED',
@@ -114,6 +117,9 @@ export class SearchService {
       );
     }
     if (result.kind === 'replayed') headers['idempotent-replayed'] = 'true';
+    this.options.metrics.searches.inc({
+      outcome: result.kind === 'replayed' ? 'replayed' : result.search.reportId !== null ? 'found' : 'not_found',
+    });
     return this.respond(result.search, headers);
   }
 

@@ -1,0 +1,84 @@
+import type { Command } from 'commander';
+import type { PlanRow } from '../../db/schema.ts';
+import { CliError } from '../cli-error.ts';
+import { withDatabase } from '../database.ts';
+import { parseName, parseNonNegativeInteger, parsePlanCode, parsePositiveInteger } from '../options.ts';
+import { formatCents, formatTable } from '../table.ts';
+
+interface CreatePlanOptions {
+  code: string;
+  name: string;
+  quota: number;
+  rate: number;
+  priceCents: number;
+  annualPriceCents?: number;
+}
+
+export function registerPlansCommands(program: Command): void {
+  const plans = program.command('plans').description('list plans, add custom (enterprise) plans');
+
+  plans
+    .command('create')
+    .description('add a custom plan; it is not on the public price list, and accounts get it with `accounts create --plan`')
+    .requiredOption('--code <code>', 'plan code: lower-case letters, digits, - and _ (such as acme-enterprise)', parsePlanCode)
+    .requiredOption('--name <name>', 'name shown to the customer', parseName)
+    .requiredOption('--quota <n>', 'searches per month (a positive whole number)', parsePositiveInteger)
+    .requiredOption('--rate <n>', 'searches per second (a positive whole number)', parsePositiveInteger)
+    .requiredOption('--price-cents <n>', 'monthly price in US cents (5000 = $50.00)', parseNonNegativeInteger)
+    .option('--annual-price-cents <n>', 'annual price in US cents (default: 12 x the monthly price)', parseNonNegativeInteger)
+    .action(async (options: CreatePlanOptions) => {
+      await withDatabase(async ({ db, repos }) => {
+        if (await repos.plans.findByCode(options.code)) throw new CliError(`A plan with code "${options.code}" already exists.`);
+        let plan: PlanRow;
+        try {
+          plan = await repos.plans.create({
+            code: options.code,
+            name: options.name,
+            monthlyQuota: options.quota,
+            ratePerSecond: options.rate,
+            monthlyPriceCents: options.priceCents,
+            ...(options.annualPriceCents !== undefined ? { annualPriceCents: options.annualPriceCents } : {}),
+          });
+        } catch (error) {
+          // Another process created the same code between the check and the insert.
+          if (db.isUniqueViolation(error)) throw new CliError(`A plan with code "${options.code}" already exists.`);
+          throw error;
+        }
+        process.stdout.write(
+          `created plan ${plan.code} (${plan.name}): ${plan.monthly_quota} searches/month, ${plan.rate_per_second}/second, ` +
+            `${formatCents(plan.monthly_price_cents)}/month or ${formatCents(plan.annual_price_cents)}/year\n`,
+        );
+      });
+    });
+
+  plans
+    .command('list')
+    .description('show every plan: the public price list first, then custom plans')
+    .action(async () => {
+      await withDatabase(async ({ repos }) => {
+        const rows = (await repos.plans.list()).map((plan) => [
+          plan.code,
+          plan.name,
+          String(plan.monthly_quota),
+          String(plan.rate_per_second),
+          formatCents(plan.monthly_price_cents),
+          formatCents(plan.annual_price_cents),
+          plan.is_public ? (plan.is_favourite ? 'public, favourite' : 'public') : 'custom',
+        ]);
+        process.stdout.write(
+          formatTable(
+            [
+              { header: 'CODE' },
+              { header: 'NAME' },
+              { header: 'SEARCHES/MONTH', align: 'right' },
+              { header: 'PER SECOND', align: 'right' },
+              { header: 'MONTHLY', align: 'right' },
+              { header: 'ANNUAL', align: 'right' },
+              { header: 'LISTING' },
+            ],
+            rows,
+          ),
+        );
+      });
+    });
+}

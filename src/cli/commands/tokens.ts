@@ -1,0 +1,47 @@
+import { text } from 'node:stream/consumers';
+import type { Command } from 'commander';
+import { looksLikeApiToken } from '../../domain/api-token.ts';
+import { CliError } from '../cli-error.ts';
+import { withDatabase } from '../database.ts';
+import { parseEmail, parseName } from '../options.ts';
+
+interface CreateTokenOptions {
+  email: string;
+  name: string;
+}
+
+export function registerTokensCommands(program: Command): void {
+  const tokens = program.command('tokens').description('issue and revoke API tokens');
+
+  tokens
+    .command('create')
+    .description('issue an API token for an account; prints the token alone on stdout (TOKEN=$(vinhistory tokens create --email x))')
+    .requiredOption('--email <email>', 'email of the account', parseEmail)
+    .option('--name <name>', 'a label to tell tokens apart', parseName, 'default')
+    .action(async (options: CreateTokenOptions) => {
+      await withDatabase(async ({ repos }) => {
+        const account = await repos.accounts.findByEmail(options.email);
+        if (!account) throw new CliError(`No account with email ${options.email}.`);
+        const { token } = await repos.tokens.create(account.id, options.name);
+        // stdout carries the token and nothing else, so that a script can capture it whole.
+        process.stdout.write(`${token}\n`);
+        if (!(await repos.subscriptions.findActive(account.id))) {
+          process.stderr.write(`warning: ${options.email} has no subscription in force; searches with this token will answer 402.\n`);
+        }
+      });
+    });
+
+  tokens
+    .command('revoke')
+    .description('revoke an API token at once (its next request answers 401); pass - to read the token from stdin')
+    .requiredOption('--token <token>', 'the token (vh_live_...), or - to read it from stdin and keep it out of the process list')
+    .action(async (options: { token: string }) => {
+      const token = (options.token === '-' ? await text(process.stdin) : options.token).trim();
+      // The value is never echoed: a mistyped token is still mostly a secret.
+      if (!looksLikeApiToken(token)) throw new CliError('That is not a vinhistory API token (expected vh_live_ followed by 32 letters and digits).', 2);
+      await withDatabase(async ({ repos }) => {
+        if (!(await repos.tokens.revokeByToken(token))) throw new CliError('No live token matches: it is unknown or already revoked.');
+        process.stdout.write('token revoked\n');
+      });
+    });
+}
