@@ -104,8 +104,15 @@ export async function buildApp(options: BuildAppOptions) {
       { name: 'deps' },
     ),
   );
+  // Requests in flight when a shutdown starts still get their answer; `Connection: close` then
+  // frees their keep-alive sockets at once, so the server closes without waiting out idle clients.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
   });
 
   await app.register(helmet);

@@ -83,4 +83,52 @@ export class SubscriptionsRepository {
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
+
+  async findById(id: string): Promise<SubscriptionRow | undefined> {
+    return this.db.kysely.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The account's most recent subscription, in force or not: to tell "never subscribed" from "ended". */
+  async findLatest(accountId: string): Promise<SubscriptionRow | undefined> {
+    return this.db.kysely
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('started_at', 'desc')
+      .orderBy('created_at', 'desc')
+      .executeTakeFirst();
+  }
+
+  /**
+   * Moves a subscription to another plan or billing period. started_at (the billing-period anchor)
+   * is kept, so the current period and its count carry over and the new quota applies to it.
+   */
+  async changePlan(id: string, planCode: string, billing?: SubscriptionRow['billing']): Promise<void> {
+    await this.db.kysely
+      .updateTable('subscriptions')
+      .set(billing ? { plan_code: planCode, billing } : { plan_code: planCode })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Sets the paid-through date (renewal, cancel at period end), or null for "until cancelled". */
+  async setEndsAt(id: string, endsAt: Date | null): Promise<void> {
+    await this.db.kysely
+      .updateTable('subscriptions')
+      .set({ ends_at: endsAt ? endsAt.toISOString() : null })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Ends one subscription at `at` (the payment provider ended it). False when it was already over. */
+  async end(id: string, at: Date): Promise<boolean> {
+    const iso = at.toISOString();
+    const result = await this.db.kysely
+      .updateTable('subscriptions')
+      .set({ status: 'cancelled', ends_at: iso })
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { IN_CI, TEST_POSTGRES_URL } from './env.ts';
+import { IN_CI, TEST_POSTGRES_URL, TEST_REDIS_URL } from './env.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,6 +22,20 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   if (IN_CI && !TEST_POSTGRES_URL) {
     throw new Error('CI=true but TEST_POSTGRES_URL is not set: the PostgreSQL suites must run in CI (.ci/run sets it).');
+  }
+  if (IN_CI && !TEST_REDIS_URL) {
+    throw new Error('CI=true but TEST_REDIS_URL is not set: the Redis suites must run in CI (.ci/run sets it).');
+  }
+  if (TEST_REDIS_URL) {
+    const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    try {
+      await redis.connect();
+      await redis.ping();
+    } catch (error) {
+      throw new Error(`TEST_REDIS_URL=${TEST_REDIS_URL} is unreachable: ${(error as Error).message}`);
+    } finally {
+      redis.disconnect();
+    }
   }
   const prefix = `test_${randomBytes(4).toString('hex')}_`;
   project.provide('pgSchemaPrefix', prefix);

@@ -1,0 +1,197 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest, openDatabase } from '../../src/db/database.ts';
+import { createRepositories, type Repositories } from '../../src/repositories/index.ts';
+import type { Db } from '../../src/db/database.ts';
+import { newTestSchemaName } from '../support/databases.ts';
+import { TEST_POSTGRES_URL, TEST_REDIS_URL } from '../support/env.ts';
+import { createCustomer, makeLot, validVin, type Customer } from '../support/fixtures.ts';
+import { TcpProxy } from '../support/tcp-proxy.ts';
+import { metricValue, startInstance, stopInstance, type Instance } from './instances.ts';
+
+interface Outcome {
+  status: number;
+  instance: number;
+  body: { report_url?: string; message?: string } | null;
+}
+
+/**
+ * The proof on real processes: three `vinhistory serve` instances on different ports share one
+ * PostgreSQL schema and one Redis (reached through a TCP proxy the test can break), and every
+ * limit stays exact whichever instance a request hits.
+ */
+describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one PostgreSQL and one Redis', () => {
+  let db: Db;
+  let repos: Repositories;
+  let proxy: TcpProxy;
+  let instances: Instance[] = [];
+  const vin = validVin('1FMCU9GD4KUA1234');
+  const unknownVin = validVin('1GCUYDED5LZ12345');
+
+  beforeAll(async () => {
+    const schema = newTestSchemaName();
+    db = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL! }, { schema });
+    await migrateToLatest(db);
+    repos = createRepositories(db);
+    await repos.lots.upsertBatch([makeLot({ vin, lot_id: 61000001 }), makeLot({ vin, auction: 'iaai', lot_id: 61000002 })]);
+
+    const redisTarget = new URL(TEST_REDIS_URL!);
+    proxy = new TcpProxy(redisTarget.hostname, Number(redisTarget.port || 6379));
+    await proxy.start();
+    const databaseUrl = new URL(TEST_POSTGRES_URL!);
+    databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
+    const env = {
+      DATABASE_URL: databaseUrl.toString(),
+      REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+      PUBLIC_BASE_URL: 'https://api.vinhistory.test',
+      // The product default is 50 ms. Three servers and this test share two cores here, and an event
+      // loop that busy can take longer than that to read a prompt answer, which would send a
+      // healthy instance to its fallback in the middle of the rate test.
+      REDIS_TIMEOUT_MS: '250',
+    };
+    // Started together: their migrations race on one schema and must settle through Kysely's lock.
+    instances = await Promise.all([startInstance(env), startInstance(env), startInstance(env)]);
+    // Warm the connection pools so that a burst measures the limits, not connection set-up.
+    await Promise.all(instances.map((instance) => fetch(`${instance.url}/healthz`)));
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all(instances.map((instance) => stopInstance(instance)));
+    await proxy?.stop();
+    await db?.close();
+  });
+
+  async function send(customer: Customer, instance: number, searchVin: string, headers: Record<string, string> = {}): Promise<Outcome> {
+    const response = await fetch(`${instances[instance]!.url}/api/v1/search`, {
+      method: 'POST',
+      headers: { authorization: customer.token, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ vin: searchVin }),
+    });
+    const text = await response.text();
+    return { status: response.status, instance, body: text ? JSON.parse(text) : null };
+  }
+
+  it('grants each account exactly its monthly quota across the instances, and stores exactly that', async () => {
+    const quotas = [7, 11, 13, 4];
+    const customers = await Promise.all(quotas.map((quota) => createCustomer(repos, { quota, rate: 10_000 })));
+    const requests: Promise<Outcome & { account: number }>[] = [];
+    for (let i = 0; i < 240; i++) {
+      const account = i % customers.length;
+      requests.push(send(customers[account]!, i % 3, i % 7 === 0 ? unknownVin : vin).then((o) => ({ ...o, account })));
+    }
+    const outcomes = await Promise.all(requests);
+    for (const [index, customer] of customers.entries()) {
+      const mine = outcomes.filter((o) => o.account === index);
+      const counted = mine.filter((o) => o.status === 200 || o.status === 404);
+      expect(counted, `account ${index}`).toHaveLength(quotas[index]!);
+      expect(mine.filter((o) => o.status === 429)).toHaveLength(mine.length - quotas[index]!);
+      expect(await repos.searches.countForAccount(customer.accountId)).toBe(quotas[index]);
+      expect(await repos.reports.countForAccount(customer.accountId)).toBe(mine.filter((o) => o.status === 200).length);
+    }
+    expect(outcomes.filter((o) => o.status >= 500)).toHaveLength(0);
+    for (const [index, instance] of instances.entries()) {
+      expect(outcomes.filter((o) => o.instance === index && o.status === 200).length, `instance ${index} served`).toBeGreaterThan(0);
+      expect(await metricValue(instance, 'vinhistory_http_requests_total', { route: '/api/v1/search' })).toBeGreaterThan(0);
+    }
+  });
+
+  /** Waits until no instance is on its in-process fallback. */
+  async function sharedLimitingOnEverywhere(): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const degraded = await Promise.all(instances.map((instance) => metricValue(instance, 'vinhistory_rate_limiter_degraded')));
+      if (degraded.every((value) => value === 0)) return;
+      if (Date.now() > deadline) throw new Error(`instances still degraded: ${degraded.join(', ')}`);
+      await sleep(200);
+    }
+  }
+
+  it("grants each account exactly its per-second rate across the instances (Redis holds the window)", async () => {
+    await sharedLimitingOnEverywhere();
+    const rates = [5, 8];
+    const customers = await Promise.all(rates.map((rate) => createCustomer(repos, { quota: 1_000_000, rate })));
+    const started = performance.now();
+    const outcomes = await Promise.all(
+      Array.from({ length: 90 }, (_, i) => send(customers[i % 2]!, i % 3, vin).then((o) => ({ ...o, account: i % 2 }))),
+    );
+    const elapsed = performance.now() - started;
+    for (const [index, rate] of rates.entries()) {
+      const allowed = outcomes.filter((o) => o.account === index && o.status === 200).length;
+      if (elapsed < 1000) expect(allowed, `account ${index}`).toBe(rate);
+      else expect(allowed).toBeLessThanOrEqual(rate * Math.ceil(elapsed / 1000));
+      expect(allowed).toBeGreaterThanOrEqual(rate);
+      expect(await repos.searches.countForAccount(customers[index]!.accountId)).toBe(allowed);
+      const limited = outcomes.filter((o) => o.account === index && o.status === 429);
+      for (const o of limited) expect(o.body?.message).toMatch(/rate limit/i);
+    }
+    expect(new Set(outcomes.filter((o) => o.status === 200).map((o) => o.instance)).size).toBe(3);
+  });
+
+  it('answers repeats of one Idempotency-Key on different instances with one report, counted once', async () => {
+    const customer = await createCustomer(repos, { quota: 50, rate: 1000 });
+    const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => send(customer, i % 3, vin, { 'idempotency-key': 'order-7781' })));
+    expect(outcomes.map((o) => o.status)).toEqual(Array(12).fill(200));
+    expect(new Set(outcomes.map((o) => o.body?.report_url)).size).toBe(1);
+    expect(await repos.searches.countForAccount(customer.accountId)).toBe(1);
+  });
+
+  it('keeps serving when Redis hangs or dies mid-load, with an exact quota, and recovers by itself', async () => {
+    const customer = await createCustomer(repos, { quota: 30, rate: 1000 });
+    const before = await Promise.all(instances.map((instance) => metricValue(instance, 'vinhistory_rate_limiter_fallbacks_total')));
+
+    const load = (count: number, offset: number) => Promise.all(Array.from({ length: count }, (_, i) => send(customer, (i + offset) % 3, vin)));
+    const first = await load(10, 0);
+    proxy.blackhole();
+    const started = performance.now();
+    const duringHang = await load(15, 1);
+    const hangTook = performance.now() - started;
+    proxy.down();
+    const duringOutage = await load(20, 2);
+
+    const all = [...first, ...duringHang, ...duringOutage];
+    expect(all.filter((o) => o.status >= 500)).toHaveLength(0);
+    expect(all.filter((o) => o.status === 200)).toHaveLength(30);
+    expect(all.filter((o) => o.status === 429).every((o) => /quota/i.test(o.body?.message ?? ''))).toBe(true);
+    expect(await repos.searches.countForAccount(customer.accountId)).toBe(30);
+    // A hung Redis costs each instance one short timeout, not seconds.
+    expect(hangTook).toBeLessThan(3000);
+
+    const after = await Promise.all(instances.map((instance) => metricValue(instance, 'vinhistory_rate_limiter_fallbacks_total')));
+    expect(after.reduce((a, b) => a + b, 0)).toBeGreaterThan(before.reduce((a, b) => a + b, 0));
+    for (const instance of instances) {
+      expect(await metricValue(instance, 'vinhistory_rate_limiter_degraded')).toBe(1);
+      expect(instance.logs.some((line) => line.includes('Redis unreachable or slow'))).toBe(true);
+    }
+
+    proxy.restore();
+    const probe = await createCustomer(repos, { quota: 1_000_000, rate: 1000 });
+    const deadline = Date.now() + 15_000;
+    let degraded = Infinity;
+    while (Date.now() < deadline) {
+      await Promise.all(instances.map((_, index) => send(probe, index, vin)));
+      degraded = (await Promise.all(instances.map((instance) => metricValue(instance, 'vinhistory_rate_limiter_degraded')))).reduce((a, b) => a + b, 0);
+      if (degraded === 0) break;
+      await sleep(250);
+    }
+    expect(degraded).toBe(0);
+    for (const instance of instances) expect(instance.logs.some((line) => line.includes('shared rate limiting resumed'))).toBe(true);
+  }, 60_000);
+
+  it('on SIGTERM an instance finishes what it has in flight, loses no count, and exits cleanly', async () => {
+    const customer = await createCustomer(repos, { quota: 10_000, rate: 10_000 });
+    const target = instances[2]!;
+    const inFlight = Array.from({ length: 80 }, () =>
+      send(customer, 2, vin).catch(() => ({ status: 0, instance: 2, body: null }) as Outcome),
+    );
+    await sleep(15);
+    target.process.kill('SIGTERM');
+    const outcomes = await Promise.all(inFlight);
+    expect(await target.exited).toBe(0);
+    const answered = outcomes.filter((o) => o.status === 200);
+    // Every search the instance answered is stored, and nothing it did not answer was counted.
+    expect(answered.length).toBeGreaterThan(0);
+    expect(await repos.searches.countForAccount(customer.accountId)).toBe(answered.length);
+    expect(outcomes.every((o) => [200, 503, 0].includes(o.status))).toBe(true);
+    expect(target.logs.some((line) => line.includes('shut down cleanly'))).toBe(true);
+  }, 30_000);
+});
