@@ -18,11 +18,14 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * search record and report commit together or not at all), then close Redis and the database.
  */
 export async function startServer(config: Config): Promise<void> {
-  const db = await openDatabase(config.database);
+  const log = createLogger(config);
+  const db = await openDatabase(config.database, {
+    backgroundCheckpoint: true,
+    onBackgroundError: (message) => log.warn({ error: message }, 'sqlite checkpoint failed'),
+  });
   await migrateToLatest(db);
   const repos = createRepositories(db);
   const metrics = new Metrics();
-  const log = createLogger(config);
   const limiter = createRateLimiter(config, metrics, log.child({ component: 'rate-limiter' }));
   const app = await buildApp({ config, db, repos, metrics, rateLimiter: limiter.limiter, loggerInstance: log });
 

@@ -2,6 +2,7 @@ import { Kysely, Migrator, sql, type MigrationResultSet } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
 import { isPostgresUniqueViolation, openPostgres } from './dialects/postgres.ts';
 import { isSqliteUniqueViolation, openSqlite } from './dialects/sqlite.ts';
+import { startCheckpointer } from './dialects/sqlite-checkpointer.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -17,6 +18,10 @@ export interface Db {
 }
 
 export interface OpenDatabaseOptions {
+  /** SQLite only: checkpoint the WAL from a worker thread (long-running server processes). */
+  backgroundCheckpoint?: boolean;
+  /** SQLite only: where the checkpointer reports a failure. */
+  onBackgroundError?: (message: string) => void;
   /** PostgreSQL only: the schema to use (created if missing). */
   schema?: string;
   maxConnections?: number;
@@ -24,8 +29,10 @@ export interface OpenDatabaseOptions {
 
 export async function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): Promise<Db> {
   if (config.kind === 'sqlite') {
-    const { dialect } = openSqlite({ file: config.file });
+    const background = options.backgroundCheckpoint === true && config.file !== ':memory:';
+    const { dialect } = openSqlite({ file: config.file, backgroundCheckpoint: background });
     const kysely = new Kysely<Database>({ dialect });
+    const checkpointer = background ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {})) : null;
     return {
       kysely,
       dialect: 'sqlite',
@@ -33,7 +40,10 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
       ping: async () => {
         await sql`select 1`.execute(kysely);
       },
-      close: () => kysely.destroy(),
+      close: async () => {
+        await kysely.destroy();
+        await checkpointer?.stop();
+      },
     };
   }
   if (options.schema) {

@@ -124,7 +124,6 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
       const limited = outcomes.filter((o) => o.account === index && o.status === 429);
       for (const o of limited) expect(o.body?.message).toMatch(/rate limit/i);
     }
-    expect(new Set(outcomes.filter((o) => o.status === 200).map((o) => o.instance)).size).toBe(3);
   });
 
   it('answers repeats of one Idempotency-Key on different instances with one report, counted once', async () => {

@@ -6,6 +6,11 @@ import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely
 export interface SqliteOptions {
   /** A file path, or ':memory:' for tests. */
   file: string;
+  /**
+   * Checkpoint the write-ahead log from a worker thread instead of inside commits (the server:
+   * see sqlite-checkpointer.ts). Short-lived CLI processes keep SQLite's automatic checkpoints.
+   */
+  backgroundCheckpoint?: boolean;
 }
 
 /**
@@ -43,6 +48,7 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
+  if (options.backgroundCheckpoint && options.file !== ':memory:') raw.pragma('wal_autocheckpoint = 0');
   return { dialect: new SqliteDialect({ database: withStatementCache(raw) }), raw };
 }
 

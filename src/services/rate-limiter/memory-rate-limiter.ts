@@ -40,7 +40,9 @@ export class MemoryRateLimiter implements RateLimiter {
       allowed,
       limit,
       remaining: limit - times.length,
-      resetMs: oldest === undefined ? 0 : Math.max(0, Math.ceil(oldest + WINDOW_MS - now)),
+      // Whole milliseconds of the elapsed time, so that float error (oldest + 1000 - now giving
+      // 1000.0000001) cannot round a fresh window up to 1001 ms.
+      resetMs: oldest === undefined ? 0 : Math.max(0, WINDOW_MS - Math.floor(now - oldest)),
     };
   }
 

@@ -1,0 +1,37 @@
+import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+
+type Placeholders<P> = { readonly [K in keyof P]: P[K] };
+
+/**
+ * A Kysely query built and compiled once, run many times with new parameters. Building a query
+ * costs more than running it on SQLite (about 60 µs of the 80 µs a token lookup took), and the
+ * hot path issues the same few queries on every search. The SQL still comes from Kysely's
+ * builder and compiler for the database at hand; only the parameter values change.
+ *
+ * The builder receives placeholders: unique strings that the compiled parameter list is searched
+ * for, so each named parameter lands in its position(s). A query whose shape depends on a value
+ * (an IN list of variable length) cannot be prepared this way.
+ */
+export class PreparedQuery<P extends Record<string, unknown>, Row> {
+  private readonly sql: string;
+  private readonly slots: ({ name: keyof P } | { value: unknown })[];
+
+  constructor(db: Kysely<any>, names: readonly (keyof P & string)[], build: (params: Placeholders<P>) => Compilable<Row>) {
+    const token = `\u0000param:${Math.random().toString(36).slice(2)}:`;
+    const placeholders = Object.fromEntries(names.map((name) => [name, `${token}${name}`])) as unknown as Placeholders<P>;
+    const compiled = build(placeholders).compile();
+    this.sql = compiled.sql;
+    this.slots = compiled.parameters.map((value) =>
+      typeof value === 'string' && value.startsWith(token) ? { name: value.slice(token.length) as keyof P } : { value },
+    );
+    const used = new Set(this.slots.flatMap((slot) => ('name' in slot ? [slot.name] : [])));
+    for (const name of names) if (!used.has(name)) throw new Error(`PreparedQuery: parameter ${name} is not used by the query`);
+  }
+
+  /** Runs on the database or inside a transaction (a Transaction is a Kysely too). */
+  async execute(db: Kysely<any>, params: P): Promise<Row[]> {
+    const parameters = this.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
+    const result = await db.executeQuery(CompiledQuery.raw(this.sql, parameters) as CompiledQuery<Row>);
+    return result.rows;
+  }
+}
