@@ -1,0 +1,170 @@
+/**
+ * `npm run bench:search -- --scale-out`: the search benchmark on PostgreSQL + Redis. One server
+ * process with the Redis rate limiter, then the same server with the in-process limiter, against
+ * the same database and the same requests in the same run: the difference is what the shared
+ * (Redis) limiter costs per request. Invoked by bench/search.ts; see docs/benchmarks.md.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { migrateToLatest, openDatabase } from '../src/db/database.ts';
+import { createRepositories } from '../src/repositories/index.ts';
+import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
+import { replaceDocSection } from './support/benchmarks-doc.ts';
+import { Child, freePort, waitUntilReady } from './support/children.ts';
+import { withCpu, type Measured } from './support/cpu-meter.ts';
+import { pacedLoad, type PacedLoadResult } from './support/paced-load.ts';
+import { measureThroughput, type ThroughputResult } from './support/throughput.ts';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DOC_FILE = path.join(REPO_ROOT, 'docs', 'benchmarks.md');
+const HOST = '127.0.0.1';
+const log = (message: string) => process.stderr.write(`${message}\n`);
+const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 1) : 'n/a');
+
+interface Run {
+  limiter: 'redis' | 'in-process';
+  throughput: Measured<ThroughputResult>;
+  paced: Measured<PacedLoadResult>;
+}
+
+export async function scaleOutMain(argv: string[], children: Child[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      lots: { type: 'string', default: '100000' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '10' },
+      rate: { type: 'string', default: '1000' },
+      seed: { type: 'string', default: '1' },
+      'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
+      'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' },
+      write: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const settings = {
+    lots: Number(values.lots),
+    duration: Number(values.duration),
+    warmup: Number(values.warmup),
+    connections: Number(values.connections),
+    rate: Number(values.rate),
+    seed: Number(values.seed),
+  };
+  for (const [name, value] of Object.entries(settings)) {
+    if (!Number.isSafeInteger(value) || value < 0) throw new Error(`--${name} must be a whole number; got ${value}`);
+  }
+  const command = `npm run bench:search -- --scale-out${argv.length ? ` ${argv.join(' ')}` : ''}`;
+
+  // A schema of its own, dropped at the end: the benchmark never touches other data.
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const databaseUrl = new URL(values['database-url']);
+  databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
+  const admin = new pg.Client({ connectionString: values['database-url'] });
+  await admin.connect();
+  try {
+    const db = await openDatabase({ kind: 'postgres', url: values['database-url'] }, { schema });
+    let vins: string[];
+    let token: string;
+    let loadSeconds: number;
+    try {
+      await migrateToLatest(db);
+      const repos = createRepositories(db);
+      log(`loading ${int.format(settings.lots)} synthetic lots into PostgreSQL schema ${schema}`);
+      ({ vins, seconds: loadSeconds } = await loadSyntheticLots(repos, { count: settings.lots, seed: settings.seed }));
+      log(`loaded in ${loadSeconds.toFixed(1)} s`);
+      ({ token } = await createUnboundedCustomer(repos));
+    } finally {
+      await db.close();
+    }
+
+    const headers = { authorization: token };
+    const randomPath = () => `/api/v1/search?vin=${vins[Math.floor(Math.random() * vins.length)]}`;
+    const runs: Run[] = [];
+    for (const limiter of ['redis', 'in-process'] as const) {
+      const port = await freePort();
+      const env: Record<string, string> = {
+        ...(process.env as Record<string, string>),
+        NODE_ENV: 'production',
+        DATA_DIR: path.join(os.tmpdir(), `vinhistory-bench-${schema}`),
+        DATABASE_URL: databaseUrl.toString(),
+        PORT: String(port),
+        HOST,
+        PUBLIC_BASE_URL: `http://${HOST}:${port}`,
+        LOG_LEVEL: 'warn',
+      };
+      if (limiter === 'redis') env.REDIS_URL = values['redis-url'];
+      else delete env.REDIS_URL;
+      log(`server with the ${limiter} rate limiter on port ${port}`);
+      const server = Child.start(`the server (${limiter})`, ['bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
+      children.push(server);
+      await waitUntilReady(server, `http://${HOST}:${port}/healthz`);
+      const url = `http://${HOST}:${port}`;
+      const throughput = await withCpu(server, (onMeasuredRunStart) =>
+        measureThroughput({ url, connections: settings.connections, durationSeconds: settings.duration, warmupSeconds: settings.warmup, path: randomPath, headers, onMeasuredRunStart }),
+      );
+      if (throughput.result.non2xx > 0 || throughput.result.errors > 0) {
+        throw new Error(`the ${limiter} run got ${throughput.result.non2xx} non-2xx answers and ${throughput.result.errors} errors:\n${server.recentOutput}`);
+      }
+      const paced = await withCpu(server, async (startMeter) => {
+        await startMeter();
+        return pacedLoad({ host: HOST, port, rate: settings.rate, durationSeconds: settings.duration, path: randomPath, headers });
+      });
+      await server.stop();
+      runs.push({ limiter, throughput, paced });
+    }
+
+    const markdown = render(settings, command, loadSeconds, vins.length, runs);
+    process.stdout.write(`\n${markdown}\n`);
+    if (values.write) {
+      await replaceDocSection(DOC_FILE, 'search-scale-out', '## Latest figures: search on PostgreSQL + Redis', markdown);
+      log(`wrote the figures into ${path.relative(process.cwd(), DOC_FILE)}`);
+    }
+  } finally {
+    await admin.query(`drop schema if exists "${schema}" cascade`);
+    await admin.end();
+  }
+}
+
+function render(settings: { lots: number; duration: number; warmup: number; connections: number; rate: number }, command: string, loadSeconds: number, vinCount: number, runs: Run[]): string {
+  const cpus = os.cpus();
+  const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, Node.js ${process.version}`;
+  const cpuPerRequest = (run: Run) =>
+    run.throughput.cores === null ? null : (run.throughput.cores / run.throughput.result.requestsPerSecond) * 1e6;
+  const lines = [
+    `Taken ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${command}\``,
+    '',
+    `- Machine: ${machine}; PostgreSQL, Redis, the load generator and the server share it.`,
+    `- Data: ${int.format(settings.lots)} synthetic lots of ${int.format(vinCount)} VINs in PostgreSQL, loaded in ${loadSeconds.toFixed(1)} s; one server process.`,
+    '',
+    '| rate limiter | run | req/s | p50 ms | p99 ms | max ms | server CPU (cores) | server CPU per request (µs) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const run of runs) {
+    const t = run.throughput.result;
+    const p = run.paced.result;
+    const perRequest = cpuPerRequest(run);
+    lines.push(
+      `| ${run.limiter} | ${settings.connections} connections, ${settings.duration} s | ${int.format(t.requestsPerSecond)} | ${ms(t.latency.p50)} | ${ms(t.latency.p99)} | ${ms(t.latency.max)} | ${run.throughput.cores?.toFixed(2) ?? 'n/a'} | ${perRequest === null ? 'n/a' : int.format(perRequest)} |`,
+      `| ${run.limiter} | ${int.format(settings.rate)} req/s evenly spaced, ${settings.duration} s | ${int.format(p.achievedRate)} | ${ms(p.latency.p50)} | ${ms(p.latency.p99)} | ${ms(p.latency.max)} | ${run.paced.cores?.toFixed(2) ?? 'n/a'} | |`,
+    );
+  }
+  const [redis, memory] = runs;
+  if (redis && memory) {
+    const a = cpuPerRequest(redis);
+    const b = cpuPerRequest(memory);
+    lines.push(
+      '',
+      `- Cost of the Redis limiter per request: ${a !== null && b !== null ? `${int.format(a - b)} µs of server CPU` : 'n/a'}, ` +
+        `${ms(redis.paced.result.latency.p50 - memory.paced.result.latency.p50)} ms at the median and ` +
+        `${ms(redis.paced.result.latency.p99 - memory.paced.result.latency.p99)} ms at p99 at ${int.format(settings.rate)} req/s; ` +
+        `throughput ${int.format(redis.throughput.result.requestsPerSecond)} vs ${int.format(memory.throughput.result.requestsPerSecond)} req/s.`,
+    );
+  }
+  return lines.join('\n');
+}

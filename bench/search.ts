@@ -1,0 +1,319 @@
+/**
+ * The search benchmark (`npm run bench:search -- [options]`): searches per second and latency of
+ * the real server on SQLite with 100,000 synthetic lots, beside a bare Fastify route that returns
+ * a report of the same size (the ceiling of the HTTP stack on this machine), in the same run.
+ * See docs/benchmarks.md for the method and the latest figures.
+ */
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.ts';
+import { migrateToLatest, openDatabase } from '../src/db/database.ts';
+import { createRepositories } from '../src/repositories/index.ts';
+import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
+import { replaceDocSection } from './support/benchmarks-doc.ts';
+import { Child, freePort, waitUntilReady } from './support/children.ts';
+import { withCpu, type Measured } from './support/cpu-meter.ts';
+import { formatProfileSummary, summariseCpuProfile } from './support/cpu-profile.ts';
+import type { LatencySummary } from './support/latencies.ts';
+import { pacedLoad, type PacedLoadResult } from './support/paced-load.ts';
+import { measureThroughput, stopThroughputRun, type ThroughputResult } from './support/throughput.ts';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DOC_FILE = path.join(REPO_ROOT, 'docs', 'benchmarks.md');
+const HOST = '127.0.0.1';
+/** Real responses fetched to choose the ceiling's body: the median size stands for them all. */
+const BODY_SAMPLES = 51;
+const TARGET_RATIO = 0.5;
+const TARGET_P99_MS = 10;
+
+const USAGE = `usage: npm run bench:search -- [options]
+
+  --lots N          synthetic lots to load (default 100000)
+  --duration S      seconds of each measured run (default 10)
+  --warmup S        seconds of warm-up before each throughput run (default 2)
+  --connections N   autocannon connections of the throughput runs (default 10)
+  --rate N          requests per second of the fixed-rate run (default 1000)
+  --seed N          seed of the synthetic lots (default 1)
+  --write           write the figures into docs/benchmarks.md (otherwise only print them)
+  --profile         profile the real server's CPU (node --cpu-prof) and print where it goes;
+                    slows the server, so it cannot be combined with --write
+  --scale-out       the same searches on PostgreSQL + Redis, with the Redis rate limiter and
+                    the in-process one in the same run (see bench/search-scale-out.ts)
+`;
+
+interface Settings {
+  lots: number;
+  duration: number;
+  warmup: number;
+  connections: number;
+  rate: number;
+  seed: number;
+  write: boolean;
+  profile: boolean;
+}
+
+function parseSettings(argv: string[]): Settings {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      lots: { type: 'string', default: '100000' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '10' },
+      rate: { type: 'string', default: '1000' },
+      seed: { type: 'string', default: '1' },
+      write: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const integer = (name: string, raw: string, min: number) => {
+    const value = Number(raw);
+    if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`--${name} must be an integer of at least ${min}; got ${raw}`);
+    return value;
+  };
+  const settings: Settings = {
+    lots: integer('lots', values.lots, 1),
+    duration: integer('duration', values.duration, 1),
+    warmup: integer('warmup', values.warmup, 0),
+    connections: integer('connections', values.connections, 1),
+    rate: integer('rate', values.rate, 1),
+    seed: integer('seed', values.seed, 0),
+    write: values.write,
+    profile: values.profile,
+  };
+  if (settings.write && settings.profile) throw new UsageError('--profile slows the server down: its figures must not go into the docs (drop --write)');
+  return settings;
+}
+
+class UsageError extends Error {}
+
+const log = (message: string) => process.stderr.write(`${message}\n`);
+const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 1) : 'n/a');
+
+const children: Child[] = [];
+let tempDir: string | null = null;
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--scale-out')) {
+    // PostgreSQL + Redis: a benchmark of its own (bench/search-scale-out.ts), same method.
+    const { scaleOutMain } = await import('./search-scale-out.ts');
+    await scaleOutMain(argv.filter((arg) => arg !== '--scale-out'), children);
+    return;
+  }
+  const settings = parseSettings(argv);
+  const command = `npm run bench:search${argv.length ? ` -- ${argv.join(' ')}` : ''}`;
+
+  tempDir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-search-'));
+  const dataDir = path.join(tempDir, 'data');
+  const profileDir = settings.profile ? await mkdtemp(path.join(os.tmpdir(), 'vinhistory-search-profile-')) : null;
+  const serverPort = await freePort();
+  const baseUrl = `http://${HOST}:${serverPort}`;
+  const serverEnv: Record<string, string> = {
+    NODE_ENV: 'production',
+    DATA_DIR: dataDir,
+    PORT: String(serverPort),
+    HOST,
+    PUBLIC_BASE_URL: baseUrl,
+    LOG_LEVEL: 'warn',
+  };
+
+  const { vins, token, loadSeconds } = await prepareDatabase(settings, serverEnv);
+
+  log(`starting the server on ${baseUrl}${settings.profile ? ' (CPU profile on)' : ''}`);
+  const childEnv = { ...process.env, ...serverEnv };
+  // One process on SQLite with the in-memory rate limiter, whatever the shell has set.
+  delete childEnv.DATABASE_URL;
+  delete childEnv.REDIS_URL;
+  const server = Child.start(
+    'the server',
+    [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'bin/vinhistory.js', 'serve'],
+    { cwd: REPO_ROOT, env: childEnv },
+  );
+  children.push(server);
+  await waitUntilReady(server, `${baseUrl}/healthz`);
+
+  const headers = { authorization: token };
+  const randomPath = () => `/api/v1/search?vin=${vins[Math.floor(Math.random() * vins.length)]}`;
+
+  const body = await medianReport(baseUrl, headers, randomPath);
+  const bodyFile = path.join(tempDir, 'report.json');
+  await writeFile(bodyFile, body);
+  const ceilingPort = await freePort();
+  const ceilingUrl = `http://${HOST}:${ceilingPort}`;
+  log(`starting the ceiling on ${ceilingUrl} with a ${int.format(Buffer.byteLength(body))}-byte report`);
+  const ceiling = Child.start(
+    'the ceiling server',
+    ['bin/run-ts.js', 'bench/ceiling-server.ts', '--port', String(ceilingPort), '--host', HOST, '--body-file', bodyFile],
+    { cwd: REPO_ROOT, env: { ...process.env, NODE_ENV: 'production' } },
+  );
+  children.push(ceiling);
+  await waitUntilReady(ceiling, `${ceilingUrl}/api/v1/search`);
+  const ceilingBody = await (await fetch(`${ceilingUrl}/api/v1/search`)).text();
+  if (ceilingBody !== body) throw new Error('the ceiling does not serve the report it was given');
+
+  const loadOptions = { connections: settings.connections, durationSeconds: settings.duration, warmupSeconds: settings.warmup, path: randomPath, headers };
+  log(`real server: ${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured`);
+  const real = await withCpu(server, (onMeasuredRunStart) => measureThroughput({ url: baseUrl, ...loadOptions, onMeasuredRunStart }));
+  checked('the server', server, real.result);
+  log(`ceiling: ${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured`);
+  const top = await withCpu(ceiling, (onMeasuredRunStart) => measureThroughput({ url: ceilingUrl, ...loadOptions, onMeasuredRunStart }));
+  checked('the ceiling', ceiling, top.result);
+  log(`real server at a fixed ${int.format(settings.rate)} req/s for ${settings.duration} s`);
+  const paced = await withCpu(server, async (startMeter) => {
+    await startMeter();
+    return pacedLoad({ host: HOST, port: serverPort, rate: settings.rate, durationSeconds: settings.duration, path: randomPath, headers });
+  });
+  if (paced.result.non2xx > 0 || paced.result.errors > 0) {
+    throw new Error(
+      `the fixed-rate run got ${paced.result.non2xx} non-2xx answers ${JSON.stringify(paced.result.statusCodes)} and ${paced.result.errors} errors ` +
+        `(${paced.result.errorMessages.join('; ')}). The server said:\n${server.recentOutput || '(nothing)'}`,
+    );
+  }
+
+  await ceiling.stop();
+  await server.stop();
+
+  const markdown = renderMarkdown({ settings, command, loadSeconds, vinCount: vins.length, bodyBytes: Buffer.byteLength(body), real, top, paced });
+  process.stdout.write(`\n${markdown}\n`);
+
+  if (profileDir) {
+    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread; the others
+    // are tsx's module-loader worker.
+    const main = (await readdir(profileDir)).find((file) => /\.\d+\.0\.\d+\.cpuprofile$/.test(file));
+    if (!main) throw new Error(`the server wrote no main-thread CPU profile into ${profileDir}`);
+    const file = path.join(profileDir, main);
+    process.stdout.write(`\nCPU profile of the server over its whole life (start-up, the runs, the pauses between them): ${file}\n\n`);
+    process.stdout.write(`${formatProfileSummary(await summariseCpuProfile(file, REPO_ROOT))}\n`);
+  }
+  if (settings.write) {
+    await replaceDocSection(DOC_FILE, 'search', '## Latest figures: search', markdown);
+    log(`wrote the figures into ${path.relative(process.cwd(), DOC_FILE)}`);
+  }
+}
+
+/** A fresh database with the lots and one customer whose limits cannot bind. */
+async function prepareDatabase(settings: Settings, env: Record<string, string>) {
+  const config = loadConfig(env);
+  const db = await openDatabase(config.database);
+  try {
+    await migrateToLatest(db);
+    const repos = createRepositories(db);
+    log(`loading ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) into ${config.database.kind === 'sqlite' ? config.database.file : 'the database'}`);
+    const { vins, seconds } = await loadSyntheticLots(repos, { count: settings.lots, seed: settings.seed });
+    log(`loaded ${int.format(settings.lots)} lots of ${int.format(vins.length)} VINs in ${seconds.toFixed(1)} s (${int.format(settings.lots / seconds)} lots/s, generation included)`);
+    const { token } = await createUnboundedCustomer(repos);
+    return { vins, token, loadSeconds: seconds };
+  } finally {
+    await db.close();
+  }
+}
+
+/** Fetches real reports of random VINs and returns the one of median size. */
+async function medianReport(baseUrl: string, headers: Record<string, string>, randomPath: () => string): Promise<string> {
+  const bodies: string[] = [];
+  for (let i = 0; i < BODY_SAMPLES; i++) {
+    const response = await fetch(`${baseUrl}${randomPath()}`, { headers });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`a search answered ${response.status}, not 200: ${text.slice(0, 500)}`);
+    bodies.push(text);
+  }
+  bodies.sort((a, b) => Buffer.byteLength(a) - Buffer.byteLength(b));
+  return bodies[Math.floor(bodies.length / 2)]!;
+}
+
+/** Figures taken while requests fail measure the failure, not the service: stop instead. */
+function checked(name: string, child: Child, result: ThroughputResult): ThroughputResult {
+  if (result.non2xx > 0 || result.errors > 0 || result.total === 0) {
+    throw new Error(
+      `${name} gave ${result.non2xx} non-2xx answers ${JSON.stringify(result.statusCodes)}, ${result.errors} errors ` +
+        `(${result.timeouts} timeouts) in ${result.total} requests. Its output:\n${child.recentOutput || '(nothing)'}`,
+    );
+  }
+  return result;
+}
+
+interface Figures {
+  settings: Settings;
+  command: string;
+  loadSeconds: number;
+  vinCount: number;
+  bodyBytes: number;
+  real: Measured<ThroughputResult>;
+  top: Measured<ThroughputResult>;
+  paced: Measured<PacedLoadResult>;
+}
+
+function renderMarkdown(figures: Figures): string {
+  const { settings } = figures;
+  const real = figures.real.result;
+  const top = figures.top.result;
+  const paced = figures.paced.result;
+  const cpus = os.cpus();
+  const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.type()} ${os.release()}, Node.js ${process.version}`;
+  const ratio = real.requestsPerSecond / top.requestsPerSecond;
+  const sustained = paced.achievedRate >= settings.rate * 0.95;
+  const latencyMet = sustained && paced.latency.p99 < TARGET_P99_MS;
+  const cores = (value: number | null) => (value === null ? 'n/a' : value.toFixed(2));
+  const row = (name: string, load: string, rps: number, latency: LatencySummary, bytes: number | null, cpu: number | null, non2xx: number) =>
+    `| ${name} | ${load} | ${int.format(rps)} | ${ms(latency.p50)} | ${ms(latency.p99)} | ${ms(latency.max)} | ${bytes === null ? '' : int.format(bytes)} | ${cores(cpu)} | ${non2xx} |`;
+  const closed = `${settings.connections} connections, ${settings.duration} s after ${settings.warmup} s warm-up`;
+  return [
+    `Taken ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${figures.command}\``,
+    '',
+    `- Machine: ${machine}; load generator and servers share it.`,
+    `- Data: ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) of ${int.format(figures.vinCount)} VINs on SQLite, loaded in ${figures.loadSeconds.toFixed(1)} s through \`upsertBatch\` (${int.format(settings.lots / figures.loadSeconds)} lots/s).`,
+    `- Every request searches a random VIN of the set; the ceiling serves a real report of ${int.format(figures.bodyBytes)} bytes (the median of ${BODY_SAMPLES} real responses).`,
+    '',
+    '| run | load | req/s | p50 ms | p99 ms | max ms | bytes/response | server CPU (cores) | non-2xx |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    row('server: `GET /api/v1/search`', closed, real.requestsPerSecond, real.latency, real.bytesPerResponse, figures.real.cores, real.non2xx),
+    row('ceiling: bare Fastify, same body', closed, top.requestsPerSecond, top.latency, top.bytesPerResponse, figures.top.cores, top.non2xx),
+    row('server at a fixed rate', `${int.format(settings.rate)} req/s evenly spaced, ${settings.duration} s`, paced.achievedRate, paced.latency, null, figures.paced.cores, paced.non2xx),
+    '',
+    `- Throughput: the server does ${(ratio * 100).toFixed(0)}% of the ceiling (target at least ${TARGET_RATIO * 100}%): **${ratio >= TARGET_RATIO ? 'met' : 'missed'}**.`,
+    `- Latency at ${int.format(settings.rate)} req/s: p99 ${ms(paced.latency.p99)} ms (target under ${TARGET_P99_MS} ms${settings.rate === 1000 ? '' : ' at 1,000 req/s'})` +
+      `${sustained ? '' : `, and only ${int.format(paced.achievedRate)} req/s were answered`}: **${latencyMet ? 'met' : 'missed'}**.`,
+  ].join('\n');
+}
+
+async function cleanUp(): Promise<void> {
+  await Promise.all(children.map((child) => child.stop().catch(() => child.killNow())));
+  if (tempDir) await rm(tempDir, { recursive: true, force: true });
+}
+
+// Ctrl-C must not leave servers listening or a database in /tmp behind.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`\n${signal}: stopping`);
+    stopThroughputRun();
+    for (const child of children) child.killNow();
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
+
+try {
+  await main();
+} catch (error) {
+  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    log(`${(error as Error).message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else {
+    log(`bench:search failed: ${(error as Error).stack ?? error}`);
+    process.exitCode = 1;
+  }
+} finally {
+  await cleanUp();
+}

@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * Child processes of a benchmark: started with their output kept (the tail is shown when one
+ * fails), stopped with SIGTERM so that they shut down cleanly (and write a CPU profile when asked),
+ * and killed if they do not.
+ */
+export class Child {
+  private output = '';
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly name: string,
+    private readonly process: ChildProcess,
+  ) {
+    const keep = (chunk: Buffer) => {
+      this.output = (this.output + chunk.toString('utf8')).slice(-16_384);
+    };
+    process.stdout?.on('data', keep);
+    process.stderr?.on('data', keep);
+    this.exited = new Promise((resolve) => process.once('exit', (code, signal) => resolve(code ?? (signal ? null : 0))));
+  }
+
+  static start(name: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Child {
+    const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    return new Child(name, child);
+  }
+
+  get pid(): number | undefined {
+    return this.process.pid;
+  }
+
+  get running(): boolean {
+    return this.process.exitCode === null && this.process.signalCode === null;
+  }
+
+  /** The last 16 KiB the child wrote, for error messages. */
+  get recentOutput(): string {
+    return this.output.trim();
+  }
+
+  async stop(graceMs = 15_000): Promise<void> {
+    if (!this.running) return;
+    this.process.kill('SIGTERM');
+    const stopped = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+    if (!stopped && this.running) {
+      this.process.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+
+  /**
+   * CPU seconds (user + system) the child has used so far, from /proc; null where there is no
+   * /proc. The kernel counts in clock ticks, 100 a second on Linux.
+   */
+  async cpuSeconds(): Promise<number | null> {
+    if (this.process.pid === undefined) return null;
+    try {
+      const stat = await readFile(`/proc/${this.process.pid}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces) start at field 3; utime and stime
+      // are fields 14 and 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      return null;
+    }
+  }
+
+  /** For a signal handler that cannot wait. */
+  killNow(): void {
+    if (this.running) this.process.kill('SIGKILL');
+  }
+}
+
+/** A port free right now on 127.0.0.1 (the child binds it a moment later). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Polls until the URL answers 200, the child dies, or the time is up. */
+export async function waitUntilReady(child: Child, url: string, init: RequestInit = {}, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastProblem = 'no answer yet';
+  while (Date.now() < deadline) {
+    if (!child.running) {
+      throw new Error(`${child.name} exited before it was ready. Its output:\n${child.recentOutput || '(none)'}`);
+    }
+    try {
+      const response = await fetch(url, { ...init, signal: AbortSignal.timeout(2_000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return;
+      lastProblem = `status ${response.status}`;
+    } catch (error) {
+      lastProblem = (error as Error).message;
+    }
+    await sleep(100);
+  }
+  throw new Error(`${child.name} was not ready at ${url} after ${timeoutMs / 1000} s (${lastProblem}). Its output:\n${child.recentOutput || '(none)'}`);
+}
