@@ -33,18 +33,10 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
     const { dialect } = openSqlite({ file: config.file, backgroundCheckpoint: background });
     const kysely = new Kysely<Database>({ dialect });
     const checkpointer = background ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {})) : null;
-    return {
-      kysely,
-      dialect: 'sqlite',
-      isUniqueViolation: isSqliteUniqueViolation,
-      ping: async () => {
-        await sql`select 1`.execute(kysely);
-      },
-      close: async () => {
-        await kysely.destroy();
-        await checkpointer?.stop();
-      },
-    };
+    return handle(kysely, 'sqlite', isSqliteUniqueViolation, async () => {
+      await kysely.destroy();
+      await checkpointer?.stop();
+    });
   }
   if (options.schema) {
     // search_path only takes effect for an existing schema; create it through a plain connection.
@@ -61,14 +53,18 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
     ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
   });
   const kysely = new Kysely<Database>({ dialect });
+  return handle(kysely, 'postgres', isPostgresUniqueViolation, () => kysely.destroy());
+}
+
+function handle(kysely: Kysely<Database>, dialect: DialectName, isUniqueViolation: (error: unknown) => boolean, close: () => Promise<void>): Db {
   return {
     kysely,
-    dialect: 'postgres',
-    isUniqueViolation: isPostgresUniqueViolation,
+    dialect,
+    isUniqueViolation,
     ping: async () => {
       await sql`select 1`.execute(kysely);
     },
-    close: () => kysely.destroy(),
+    close,
   };
 }
 
