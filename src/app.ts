@@ -17,10 +17,13 @@ import authentication from './plugins/app/authentication.ts';
 import errorHandler from './plugins/app/error-handler.ts';
 import metricsPlugin from './plugins/app/metrics.ts';
 import healthRoutes from './routes/health.ts';
-import homeRoutes from './routes/home.ts';
 import searchRoutes from './routes/api/v1/search.ts';
 import usageRoutes from './routes/api/v1/usage.ts';
 import reportRoutes from './routes/report/index.ts';
+import adminLotsRoutes from './routes/admin/lots.ts';
+import webRoutes from './routes/pages/index.ts';
+import stripeWebhookRoutes from './routes/webhooks/stripe.ts';
+import { createCustomerServices, type CustomerServicesOverrides } from './services/accounts/customer-services.ts';
 
 export interface AppDeps {
   config: Config;
@@ -50,6 +53,8 @@ export interface BuildAppOptions {
   /** A logger made beforehand (server.ts), so that services built before the app log through it. */
   loggerInstance?: FastifyBaseLogger;
   now?: () => Date;
+  /** The personal account's outside services (mail, Stripe), replaced in tests. */
+  customerAccounts?: CustomerServicesOverrides;
 }
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
@@ -122,11 +127,23 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(metricsPlugin);
   await app.register(authentication);
 
-  await app.register(homeRoutes);
+  // The website (landing, pricing, sign-up, the personal account) in a scope of its own with
+  // cookies, sessions and CSRF; the payment provider's webhooks in another, reading raw bodies.
+  const customer = createCustomerServices({
+    config,
+    db: options.db,
+    repos: options.repos,
+    log: app.log,
+    ...(options.customerAccounts ? { overrides: options.customerAccounts } : {}),
+  });
+  app.addHook('onClose', () => customer.close());
+  await app.register(webRoutes, { services: customer });
+  await app.register(stripeWebhookRoutes, { services: customer });
   await app.register(healthRoutes);
   await app.register(searchRoutes);
   await app.register(usageRoutes);
   await app.register(reportRoutes);
+  await app.register(adminLotsRoutes);
 
   return app;
 }

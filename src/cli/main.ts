@@ -1,8 +1,11 @@
 import { Command, type OutputConfiguration } from 'commander';
 import { registerAccountsCommands } from './commands/accounts.ts';
 import { registerImportCommand } from './commands/import.ts';
+import { registerInvoicesCommands } from './commands/invoices.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
+import { registerOperatorTokensCommands } from './commands/operator-tokens.ts';
 import { registerPlansCommands } from './commands/plans.ts';
+import { registerSeedCommand } from './commands/seed.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerSubscriptionsCommands } from './commands/subscriptions.ts';
 import { registerTokensCommands } from './commands/tokens.ts';
@@ -27,10 +30,13 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerServeCommand(program);
   registerMigrateCommand(program);
   registerImportCommand(program);
+  registerSeedCommand(program);
   registerPlansCommands(program);
   registerAccountsCommands(program);
   registerTokensCommands(program);
   registerSubscriptionsCommands(program);
+  registerOperatorTokensCommands(program);
+  registerInvoicesCommands(program);
   return program;
 }
 

@@ -45,6 +45,8 @@ export interface ApiTokensTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** Set when the token is rotated: it keeps working until then (0003). */
+  expires_at: string | null;
 }
 
 export interface LotsTable {
@@ -117,6 +119,101 @@ export interface IdempotencyKeysTable {
   created_at: string;
 }
 
+/** Deployment-wide values shared by every instance (0003), e.g. the generated cookie secret. */
+export interface SettingsTable {
+  key: string;
+  value: string;
+  created_at: string;
+}
+
+/** An account's password (scrypt, self-describing string). No row: no password set yet. */
+export interface AccountPasswordsTable {
+  account_id: string;
+  password_hash: string;
+  updated_at: string;
+}
+
+/** A browser session of the personal account; the cookie holds the id, this table its SHA-256. */
+export interface WebSessionsTable {
+  id_hash: string;
+  account_id: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+}
+
+export interface PasswordResetsTable {
+  token_hash: string;
+  account_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** A failed log-in or a reset request, counted per subject (email, address) in a time window. */
+export interface AuthAttemptsTable {
+  id: string;
+  kind: string;
+  subject: string;
+  created_at: string;
+}
+
+export interface InvoicesTable {
+  id: string;
+  reference: string;
+  account_id: string;
+  provider: 'manual' | 'stripe';
+  kind: 'subscribe' | 'renew' | 'upgrade';
+  plan_code: string;
+  billing: 'monthly' | 'annual';
+  amount_cents: number;
+  currency: string;
+  description: string;
+  subscription_id: string | null;
+  status: 'open' | 'paid' | 'void';
+  external_id: string | null;
+  hosted_url: string | null;
+  created_at: string;
+  paid_at: string | null;
+  voided_at: string | null;
+}
+
+/** How a subscription is paid and what is pending on it; no row for the operator's CLI ones. */
+export interface SubscriptionBillingTable {
+  subscription_id: string;
+  provider: 'operator' | 'manual' | 'stripe';
+  external_id: string | null;
+  cancel_at_period_end: number;
+  scheduled_plan_code: string | null;
+  /** The end of the term paid for; the subscription's ends_at may add a grace for the renewal charge. */
+  paid_through: string | null;
+  updated_at: string;
+}
+
+export interface StripeCustomersTable {
+  account_id: string;
+  customer_id: string;
+  created_at: string;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  provider: string;
+  type: string;
+  received_at: string;
+}
+
+/** A token of the admin API (0004); only its SHA-256 is stored. */
+export interface OperatorTokensTable {
+  id: string;
+  name: string;
+  token_hash: string;
+  display_prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -127,6 +224,16 @@ export interface Database {
   searches: SearchesTable;
   usage_counters: UsageCountersTable;
   idempotency_keys: IdempotencyKeysTable;
+  settings: SettingsTable;
+  account_passwords: AccountPasswordsTable;
+  web_sessions: WebSessionsTable;
+  password_resets: PasswordResetsTable;
+  auth_attempts: AuthAttemptsTable;
+  invoices: InvoicesTable;
+  subscription_billing: SubscriptionBillingTable;
+  stripe_customers: StripeCustomersTable;
+  webhook_events: WebhookEventsTable;
+  operator_tokens: OperatorTokensTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;
@@ -138,3 +245,7 @@ export type NewLotRow = Insertable<LotsTable>;
 export type ReportRow = Selectable<ReportsTable>;
 export type SearchRow = Selectable<SearchesTable>;
 
+export type InvoiceRow = Selectable<InvoicesTable>;
+export type SubscriptionBillingRow = Selectable<SubscriptionBillingTable>;
+export type WebSessionRow = Selectable<WebSessionsTable>;
+export type OperatorTokenRow = Selectable<OperatorTokensTable>;

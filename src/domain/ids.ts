@@ -1,16 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 /** Prefixed ids tell at a glance what a value is (acct_, tok_, sub_, srch_) in logs and support mail. */
-export type IdPrefix = 'acct' | 'tok' | 'sub' | 'srch';
+export type IdPrefix = 'acct' | 'tok' | 'sub' | 'srch' | 'inv';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
+/** `length` random characters of `alphabet` (slightly biased unless its size divides 256: fine for ids). */
+export function randomChars(alphabet: string, length: number): string {
+  let out = '';
+  for (const byte of randomBytes(length)) out += alphabet[byte % alphabet.length];
+  return out;
+}
+
 /** 16 random characters of base36: about 82 bits, unique enough for row ids that are not secrets. */
 export function newId(prefix: IdPrefix): string {
-  const bytes = randomBytes(16);
-  let out = '';
-  for (const byte of bytes) out += ALPHABET[byte % 36];
-  return `${prefix}_${out}`;
+  return `${prefix}_${randomChars(ALPHABET, 16)}`;
 }
 
 /** Report ids are UUID v4: the link is the capability, so they must not be guessable. */

@@ -21,14 +21,14 @@ export async function* readNdjsonRecords(input: Readable): AsyncGenerator<Source
       try {
         value = JSON.parse(text);
       } catch (error) {
-        yield { line, error: `invalid JSON: ${(error as Error).message}` };
+        yield { line, error: `invalid JSON: ${(error as Error).message}`, source: text };
         continue;
       }
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        yield { line, error: `expected a JSON object (one lot), got ${describeJsonType(value)}` };
+        yield { line, error: `expected a JSON object (one lot), got ${describeJsonType(value)}`, source: text };
         continue;
       }
-      yield { line, raw: value };
+      yield { line, raw: value, source: text };
     }
   } finally {
     lines.close();

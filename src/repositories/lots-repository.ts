@@ -1,12 +1,49 @@
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { compareLotsNewestFirst, type Lot } from '../domain/lot.ts';
-import { lotFromRow, mergeLot, rowFromLot } from './lot-rows.ts';
+import type { Database } from '../db/schema.ts';
+import { compareLotsNewestFirst, LOT_FIELDS, type Lot } from '../domain/lot.ts';
+import { lotFromRow, rowParams, upsertStatementSql } from './lot-rows.ts';
 
 export interface UpsertSummary {
   inserted: number;
   updated: number;
   unchanged: number;
 }
+
+export interface UpsertOptions {
+  /**
+   * Values derived for lots[i] from elsewhere than its source (the VIN decoder), by index. They
+   * only fill a field that both the lot and the stored row leave unknown: a derived value never
+   * replaces what a source said, in this batch or before.
+   */
+  derived?: ReadonlyArray<Partial<Lot> | undefined>;
+}
+
+type Status = 'inserted' | 'updated' | 'unchanged';
+
+const SQLITE_UPSERT = upsertStatementSql({ rows: 1, placeholder: () => '?', returning: 'rowid as row_id' });
+/** Rows per PostgreSQL statement: 500 x 32 parameters stays far below the protocol's 65,535. */
+const POSTGRES_ROWS = 500;
+const postgresUpserts = new Map<number, string>();
+
+function postgresUpsert(rows: number): string {
+  let text = postgresUpserts.get(rows);
+  if (text === undefined) {
+    text = upsertStatementSql({
+      rows,
+      placeholder: (index) => `$${index + 1}`,
+      // A row the statement inserted has no xmax yet; one it updated carries this transaction's id.
+      returning: '"auction", "lot_id", (xmax = 0) as inserted',
+    });
+    postgresUpserts.set(rows, text);
+  }
+  return text;
+}
+
+const keyOf = (auction: string, lotId: number) => `${auction}\u0000${lotId}`;
+
+/** Fields a derived value may fill: not the lot's identity, not its VIN, not its photos. */
+const DERIVABLE = new Set<string>(LOT_FIELDS.filter((field) => !['auction', 'lot_id', 'vin', 'images'].includes(field)));
 
 export class LotsRepository {
   constructor(private readonly db: Db) {}
@@ -26,57 +63,109 @@ export class LotsRepository {
   }
 
   /**
-   * Upserts one batch by (auction, lot_id) in one transaction, following mergeLot's rule.
-   * A batch may name the same lot twice; the later line wins, as if the lines were loaded in turn.
+   * Upserts one batch by (auction, lot_id) in one transaction (or in the caller's, when this
+   * repository is bound to one), following mergeLot's rule, and counts exactly what happened to
+   * each lot. A batch may name the same lot twice; the later line wins, as if the lines were loaded
+   * in turn. Two imports writing the same new lot at once do not fail: the second one finds it and
+   * merges into it.
    */
-  async upsertBatch(lots: Lot[], now = new Date()): Promise<UpsertSummary> {
+  async upsertBatch(lots: Lot[], now = new Date(), options: UpsertOptions = {}): Promise<UpsertSummary> {
     const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0 };
     if (lots.length === 0) return summary;
     const at = now.toISOString();
-    await this.db.kysely.transaction().execute(async (trx) => {
-      const keyOf = (lot: { auction: string; lot_id: number }) => `${lot.auction}\u0000${lot.lot_id}`;
-      const known = new Map<string, Lot>();
-      const CHUNK = 400; // keeps the parameter count below SQLite's and PostgreSQL's limits
-      for (let i = 0; i < lots.length; i += CHUNK) {
-        const chunk = lots.slice(i, i + CHUNK);
-        const rows = await trx
-          .selectFrom('lots')
-          .selectAll()
-          .where((eb) =>
-            eb(
-              eb.refTuple('auction', 'lot_id'),
-              'in',
-              chunk.map((lot) => eb.tuple(lot.auction, lot.lot_id)),
-            ),
-          )
-          .execute();
-        for (const row of rows) known.set(keyOf(row), lotFromRow(row));
-      }
-      for (const lot of lots) {
-        const key = keyOf(lot);
-        const stored = known.get(key);
-        if (!stored) {
-          await trx.insertInto('lots').values(rowFromLot(lot, at)).execute();
-          known.set(key, lot);
-          summary.inserted++;
-          continue;
-        }
-        const merged = mergeLot(stored, lot);
-        if (!merged) {
-          summary.unchanged++;
-          continue;
-        }
-        const { created_at: _created, ...changes } = rowFromLot(merged, at);
-        await trx
-          .updateTable('lots')
-          .set(changes)
-          .where('auction', '=', lot.auction)
-          .where('lot_id', '=', lot.lot_id)
-          .execute();
-        known.set(key, merged);
-        summary.updated++;
-      }
-    });
+    const write = async (kysely: Kysely<Database>) => {
+      const statuses = this.db.dialect === 'sqlite' ? await upsertSqlite(kysely, lots, at) : await upsertPostgres(kysely, lots, at);
+      if (options.derived) await fillDerived(kysely, lots, options.derived, statuses, at);
+      for (const status of statuses) summary[status]++;
+    };
+    if (this.db.kysely.isTransaction) await write(this.db.kysely);
+    else await this.db.kysely.transaction().execute(write);
     return summary;
+  }
+}
+
+/**
+ * One prepared statement per lot on the transaction's own connection: SQLite runs in-process, so a
+ * row costs no round trip, and better-sqlite3 binds one row faster than a multi-row VALUES list.
+ * Whether a returned row was inserted or updated is read from its rowid: SQLite gives a new row
+ * max(rowid) + 1, and this transaction holds the write lock, so every row inserted here has a rowid
+ * above the maximum read at its start, and every row it updated one at or below it.
+ */
+async function upsertSqlite(kysely: Kysely<Database>, lots: Lot[], at: string): Promise<Status[]> {
+  return kysely.getExecutor().provideConnection(async (connection) => {
+    const statuses: Status[] = new Array(lots.length);
+    const { rows } = await connection.executeQuery<{ top: number | null }>(CompiledQuery.raw('select max(rowid) as top from lots', []));
+    const before = rows[0]?.top ?? 0;
+    // Rows inserted by this batch, so that a second line for the same new lot counts as an update.
+    const insertedHere = new Set<number>();
+    for (let i = 0; i < lots.length; i++) {
+      const result = await connection.executeQuery<{ row_id: number }>(CompiledQuery.raw(SQLITE_UPSERT, rowParams(lots[i]!, at)));
+      const rowId = result.rows[0]?.row_id;
+      if (rowId === undefined) statuses[i] = 'unchanged';
+      else if (rowId > before && !insertedHere.has(rowId)) {
+        insertedHere.add(rowId);
+        statuses[i] = 'inserted';
+      } else statuses[i] = 'updated';
+    }
+    return statuses;
+  });
+}
+
+/**
+ * Multi-row statements, one round trip per 500 lots. PostgreSQL refuses to touch one row twice in
+ * a statement, so a lot seen again in the batch starts a new statement; the later one then finds
+ * the row the earlier one wrote, as a later line should.
+ */
+async function upsertPostgres(kysely: Kysely<Database>, lots: Lot[], at: string): Promise<Status[]> {
+  const statuses: Status[] = new Array(lots.length).fill('unchanged');
+  let start = 0;
+  while (start < lots.length) {
+    const positions = new Map<string, number>();
+    let end = start;
+    while (end < lots.length && end - start < POSTGRES_ROWS) {
+      const key = keyOf(lots[end]!.auction, lots[end]!.lot_id);
+      if (positions.has(key)) break;
+      positions.set(key, end);
+      end++;
+    }
+    const params: unknown[] = [];
+    for (let i = start; i < end; i++) params.push(...rowParams(lots[i]!, at));
+    const { rows } = await kysely.executeQuery<{ auction: string; lot_id: number; inserted: boolean }>(
+      CompiledQuery.raw(postgresUpsert(end - start), params),
+    );
+    for (const row of rows) statuses[positions.get(keyOf(row.auction, Number(row.lot_id)))!] = row.inserted ? 'inserted' : 'updated';
+    start = end;
+  }
+  return statuses;
+}
+
+/** Fills, lot by lot, the fields that are still null after the upsert with the derived values. */
+async function fillDerived(
+  kysely: Kysely<Database>,
+  lots: Lot[],
+  derived: ReadonlyArray<Partial<Lot> | undefined>,
+  statuses: Status[],
+  at: string,
+): Promise<void> {
+  for (let i = 0; i < lots.length; i++) {
+    const values = derived[i];
+    if (!values) continue;
+    const fields = (Object.keys(values) as (keyof Lot)[]).filter(
+      (field) => DERIVABLE.has(field) && values[field] !== null && values[field] !== undefined,
+    );
+    if (fields.length === 0) continue;
+    const lot = lots[i]!;
+    const result = await kysely
+      .updateTable('lots')
+      .set((eb) => {
+        const set: Record<string, unknown> = { updated_at: at };
+        for (const field of fields) set[field] = eb.fn.coalesce(eb.ref(field), eb.val(values[field]));
+        return set;
+      })
+      .where('auction', '=', lot.auction)
+      .where('lot_id', '=', lot.lot_id)
+      .where((eb) => eb.or(fields.map((field) => eb(field, 'is', null))))
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) > 0 && statuses[i] === 'unchanged') statuses[i] = 'updated';
   }
 }

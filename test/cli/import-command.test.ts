@@ -44,7 +44,7 @@ describe('vinhistory import', () => {
       `${lots}:3: vin: The vin check digit (position 9) is ${BAD_VIN[8]}, but this VIN requires ${VIN[8]}.`,
       `${lots}:4: lot_id: is required`,
       `${lots}:6: odometer: must be a whole number; got 1.5`,
-      'error: 4 lines skipped; everything else was loaded.',
+      'error: 4 records skipped; everything else was loaded.',
     ]);
 
     const { db, repos } = await openCliDatabase(data.dir);
@@ -86,11 +86,11 @@ describe('vinhistory import', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${missing}: cannot read: ENOENT: no such file or directory`);
     expect(result.stderr).toMatch(new RegExp(`${truncated}: reading stopped after line \\d+: unexpected end of file`));
-    expect(result.stderr).toContain('error: 2 files not read completely; everything else was loaded.');
+    expect(result.stderr).toContain('error: 2 files refused or not read completely; everything else was loaded.');
 
     const summary = JSON.parse(result.stdout) as { files: Record<string, unknown>[]; total: Record<string, number> };
     expect(summary.files[0]).toEqual({ file: missing, read: 0, inserted: 0, updated: 0, unchanged: 0, skipped: 0, error: expect.stringContaining('ENOENT') });
-    expect(summary.files[1]).toEqual({ file: good, read: 1, inserted: 1, updated: 0, unchanged: 0, skipped: 0 });
+    expect(summary.files[1]).toEqual({ file: good, format: 'canonical lots (NDJSON)', read: 1, inserted: 1, updated: 0, unchanged: 0, skipped: 0 });
     const broken = summary.files[2] as { read: number; inserted: number; skipped: number; error: string };
     expect(broken).toMatchObject({ file: truncated, updated: 0, unchanged: 0, error: 'unexpected end of file' });
     expect(broken.read).toBeGreaterThan(0);

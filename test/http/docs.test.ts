@@ -40,10 +40,11 @@ describe('API documentation and health', () => {
     expect(bundle.statusCode).toBe(200);
   });
 
-  it('sends the root to the API reference', async () => {
+  it('serves the landing page at the root, linking the API reference', async () => {
     const res = await t.app.inject({ url: '/' });
-    expect(res.statusCode).toBe(302);
-    expect(res.headers.location).toBe('/docs');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toContain('href="/docs"');
   });
 
   it('answers /healthz with 200 while the database answers', async () => {

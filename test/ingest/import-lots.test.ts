@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Lot } from '../../src/domain/lot.ts';
-import { importLots, SourceReadError, type RejectedRecord } from '../../src/ingest/import-lots.ts';
+import { ImportInterruptedError, importLots, importPreparedChunks, SourceReadError, type PreparedChunk, type RejectedRecord } from '../../src/ingest/import-lots.ts';
 import { readNdjsonRecords } from '../../src/ingest/ndjson-records.ts';
 import type { SourceRecord } from '../../src/ingest/source-record.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
@@ -57,10 +57,10 @@ describe.each(DIALECTS)('importLots on %s', (dialect) => {
 
     expect(summary).toEqual({ read: 7, inserted: 3, updated: 0, unchanged: 0, skipped: 4 });
     expect(rejected).toEqual([
-      { line: 2, reason: expect.stringMatching(/^invalid JSON: /) },
-      { line: 3, reason: 'vin: The vin check digit (position 9) is 3, but this VIN requires 5.' },
-      { line: 5, reason: 'lot_id: is required' },
-      { line: 6, reason: 'price: must be a whole number; got 99.99' },
+      { line: 2, reason: expect.stringMatching(/^invalid JSON: /), source: lines[1] },
+      { line: 3, reason: 'vin: The vin check digit (position 9) is 3, but this VIN requires 5.', source: lines[2] },
+      { line: 5, reason: 'lot_id: is required', source: lines[4] },
+      { line: 6, reason: 'price: must be a whole number; got 99.99', source: lines[5] },
     ]);
     const lotsA = await database.repos.lots.findByVin(VIN_A);
     expect(lotsA.map((lot) => [lot.auction, lot.lot_id])).toEqual([
@@ -130,5 +130,57 @@ describe('importLots batching', () => {
   it('refuses a batch size that is not a positive integer', async () => {
     const sink = { upsertBatch: async () => ({ inserted: 0, updated: 0, unchanged: 0 }) };
     await expect(importLots(readNdjsonRecords(ndjson([])), { lots: sink, batchSize: 0 })).rejects.toThrow(RangeError);
+  });
+});
+
+describe('importLots stopping on request', () => {
+  it('stores what was read, then throws ImportInterruptedError with the summary so far', async () => {
+    const stop = new AbortController();
+    const stored: number[] = [];
+    const sink = {
+      upsertBatch: async (lots: Lot[]) => {
+        stored.push(...lots.map((lot) => lot.lot_id));
+        // Ctrl-C while the first batch is being stored.
+        stop.abort();
+        return { inserted: lots.length, updated: 0, unchanged: 0 };
+      },
+    };
+    let produced = 0;
+    async function* records(): AsyncGenerator<SourceRecord> {
+      for (let i = 1; i <= 100; i++) {
+        produced = i;
+        yield { line: i, raw: makeLot({ vin: VIN_A, lot_id: i }) };
+      }
+    }
+    const failure = await importLots(records(), { lots: sink, batchSize: 5, signal: stop.signal }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ImportInterruptedError);
+    expect((failure as ImportInterruptedError).summary).toEqual({ read: 5, inserted: 5, updated: 0, unchanged: 0, skipped: 0 });
+    expect((failure as ImportInterruptedError).afterLine).toBe(5);
+    expect(stored).toEqual([1, 2, 3, 4, 5]);
+    expect(produced).toBe(5); // nothing more was read
+  });
+});
+
+describe('importPreparedChunks', () => {
+  it('stores chunks prepared elsewhere in batches, reports their rejected records, and counts like importLots', async () => {
+    const batches: number[] = [];
+    const sink = {
+      upsertBatch: async (lots: Lot[]) => {
+        batches.push(lots.length);
+        return { inserted: lots.length, updated: 0, unchanged: 0 };
+      },
+    };
+    const rejected: RejectedRecord[] = [];
+    async function* chunks(): AsyncGenerator<PreparedChunk> {
+      yield { read: 3, lastLine: 3, lots: [makeLot({ vin: VIN_A, lot_id: 1 }), makeLot({ vin: VIN_A, lot_id: 2 })], rejected: [{ line: 2, reason: 'bad' }] };
+      yield { read: 2, lastLine: 5, lots: [makeLot({ vin: VIN_A, lot_id: 4 }), makeLot({ vin: VIN_A, lot_id: 5 })], rejected: [] };
+      throw new Error('the file ends inside the record that starts on line 6: it is truncated');
+    }
+    const failure = await importPreparedChunks(chunks(), { lots: sink, batchSize: 3, onRejected: (r) => rejected.push(r) }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(SourceReadError);
+    expect((failure as SourceReadError).summary).toEqual({ read: 5, inserted: 4, updated: 0, unchanged: 0, skipped: 1 });
+    expect((failure as SourceReadError).afterLine).toBe(5);
+    expect(batches).toEqual([3, 1]);
+    expect(rejected).toEqual([{ line: 2, reason: 'bad' }]);
   });
 });

@@ -33,6 +33,7 @@ describe.each(DIALECTS)('TokensRepository (%s)', (dialect) => {
       created_at: '2026-03-04T05:06:07.089Z',
       last_used_at: null,
       revoked_at: null,
+      expires_at: null,
     });
     const stored = await t.db.kysely.selectFrom('api_tokens').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
     expect(stored).toEqual(row);

@@ -1,6 +1,8 @@
 import type { Migration } from 'kysely';
 import * as initial from './0001-initial.ts';
 import * as seedPlans from './0002-seed-plans.ts';
+import * as customerAccounts from './0003-customer-accounts.ts';
+import * as operatorTokens from './0004-operator-tokens.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -9,4 +11,6 @@ import * as seedPlans from './0002-seed-plans.ts';
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-seed-plans': seedPlans,
+  '0003-customer-accounts': customerAccounts,
+  '0004-operator-tokens': operatorTokens,
 };

@@ -32,6 +32,12 @@ export default fp(
               name: 'Authorization',
               description: 'Your API token, e.g. `vh_live_...`, optionally preceded by `Bearer `.',
             },
+            operatorToken: {
+              type: 'apiKey',
+              in: 'header',
+              name: 'Authorization',
+              description: 'An operator token (`vh_op_...`, made with `vinhistory operator-tokens create`), optionally preceded by `Bearer `. Customer tokens are refused.',
+            },
           },
         },
       },

@@ -1,0 +1,110 @@
+import { Option, type Command } from 'commander';
+import type { InvoiceRow } from '../../db/schema.ts';
+import { PaymentError } from '../../services/payments/payment-provider.ts';
+import { payManualInvoice, voidManualInvoice } from '../../services/payments/manual-invoices.ts';
+import { BANK_DETAILS_SETTING } from '../../services/payments/manual-provider.ts';
+import { CliError } from '../cli-error.ts';
+import { withDatabase } from '../database.ts';
+import { parseEmail } from '../options.ts';
+import { formatCents, formatTable } from '../table.ts';
+
+interface ListOptions {
+  email?: string;
+  status?: InvoiceRow['status'];
+}
+
+/** Refusals of the payment rules are the operator's to read, without a stack trace. */
+async function asCliError<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof PaymentError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+export function registerInvoicesCommands(program: Command): void {
+  const invoices = program.command('invoices').description('manual invoices (bank transfer): list them, mark them paid');
+
+  invoices
+    .command('list')
+    .description('list invoices, newest first')
+    .option('--email <email>', 'only the invoices of this account', parseEmail)
+    .addOption(new Option('--status <status>', 'only invoices in this state').choices(['open', 'paid', 'void']))
+    .action(async (options: ListOptions) => {
+      await withDatabase(async ({ repos }) => {
+        const rows = await repos.invoices.list({
+          ...(options.email !== undefined ? { email: options.email } : {}),
+          ...(options.status !== undefined ? { status: options.status } : {}),
+        });
+        if (rows.length === 0) {
+          process.stdout.write('no invoices\n');
+          return;
+        }
+        process.stdout.write(
+          formatTable(
+            [{ header: 'id' }, { header: 'reference' }, { header: 'email' }, { header: 'kind' }, { header: 'plan' }, { header: 'amount', align: 'right' }, { header: 'status' }, { header: 'issued' }, { header: 'paid' }],
+            rows.map((row) => [
+              row.id,
+              row.reference,
+              row.email,
+              row.kind,
+              `${row.plan_code} (${row.billing})`,
+              formatCents(row.amount_cents),
+              `${row.status}${row.provider === 'stripe' ? ' (stripe)' : ''}`,
+              row.created_at.slice(0, 10),
+              row.paid_at?.slice(0, 10) ?? '',
+            ]),
+          ),
+        );
+      });
+    });
+
+  invoices
+    .command('pay')
+    .description('record the payment of a manual invoice and apply it: starts, renews or upgrades the plan at once')
+    .argument('<id>', 'invoice id (inv_...) or the reference the customer quoted (VH-XXXX-XXXX)')
+    .action(async (id: string) => {
+      await withDatabase(async ({ db }) => {
+        const settlement = await asCliError(() => payManualInvoice(db, id));
+        process.stdout.write(
+          `invoice ${settlement.invoice.id} (${settlement.invoice.reference}) paid: ${formatCents(settlement.invoice.amount_cents)}\n${settlement.summary}\n`,
+        );
+      });
+    });
+
+  invoices
+    .command('void')
+    .description('cancel an open invoice (the customer will not pay it, or it can no longer apply)')
+    .argument('<id>', 'invoice id (inv_...) or reference (VH-XXXX-XXXX)')
+    .action(async (id: string) => {
+      await withDatabase(async ({ db }) => {
+        const invoice = await asCliError(() => voidManualInvoice(db, id));
+        process.stdout.write(`invoice ${invoice.id} (${invoice.reference}) is void\n`);
+      });
+    });
+
+  invoices
+    .command('payee')
+    .description('show, set or (with --clear) remove the bank details printed on every open invoice')
+    .argument('[details]', 'e.g. "Acme Data Ltd, IBAN GB33 BUKB 2020 1555 5555 55, BIC BUKBGB22"')
+    .option('--clear', 'remove the bank details')
+    .action(async (details: string | undefined, options: { clear?: boolean }) => {
+      await withDatabase(async ({ repos }) => {
+        if (options.clear) {
+          await repos.settings.delete(BANK_DETAILS_SETTING);
+          process.stdout.write('bank details removed\n');
+          return;
+        }
+        if (details === undefined) {
+          const current = await repos.settings.get(BANK_DETAILS_SETTING);
+          process.stdout.write(current ? `${current}\n` : 'no bank details set; invoices ask the customer to use the details in their contract\n');
+          return;
+        }
+        const text = details.trim();
+        if (text.length === 0 || text.length > 500) throw new CliError('Give the bank details as 1 to 500 characters.', 2);
+        await repos.settings.set(BANK_DETAILS_SETTING, text);
+        process.stdout.write('bank details set; open invoices show them now\n');
+      });
+    });
+}

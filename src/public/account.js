@@ -1,0 +1,62 @@
+// Progressive enhancement for the account pages; every page works without it.
+// - Copy buttons: a button with data-copy-target="<id>" copies that element's text.
+// - A token just created gets the focus, so that a screen reader announces it.
+(function () {
+  'use strict';
+
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    // Plain-http deployments have no clipboard API: select the text and use the old command.
+    return new Promise(function (resolve, reject) {
+      var area = document.createElement('textarea');
+      area.value = text;
+      area.setAttribute('readonly', '');
+      area.className = 'visually-hidden';
+      document.body.appendChild(area);
+      area.select();
+      var ok = false;
+      try {
+        ok = document.execCommand('copy');
+      } catch (error) {
+        ok = false;
+      }
+      document.body.removeChild(area);
+      if (ok) resolve();
+      else reject(new Error('copy refused'));
+    });
+  }
+
+  function setUp() {
+    var buttons = document.querySelectorAll('[data-copy-target]');
+    Array.prototype.forEach.call(buttons, function (button) {
+      var target = document.getElementById(button.getAttribute('data-copy-target'));
+      if (!target) return;
+      var status = button.closest('section') && button.closest('section').querySelector('.copy-status');
+      button.hidden = false;
+      button.addEventListener('click', function () {
+        copyText(target.textContent.trim()).then(
+          function () {
+            button.textContent = 'Copied';
+            if (status) status.textContent = 'The token is copied to your clipboard.';
+            window.setTimeout(function () {
+              button.textContent = 'Copy';
+            }, 2500);
+          },
+          function () {
+            if (status) status.textContent = 'Copying is blocked here: select the token and copy it by hand.';
+            var range = document.createRange();
+            range.selectNodeContents(target);
+            var selection = window.getSelection();
+            selection.removeAllRanges();
+            selection.addRange(range);
+          },
+        );
+      });
+    });
+    var created = document.getElementById('created');
+    if (created) created.focus();
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', setUp);
+  else setUp();
+})();

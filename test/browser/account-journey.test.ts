@@ -1,0 +1,525 @@
+/// <reference lib="dom" />
+// The functions passed to page.evaluate run in the browser; the DOM types check them.
+import { execFile } from 'node:child_process';
+import fs, { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type App } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { migrateToLatest, openDatabase, type Db } from '../../src/db/database.ts';
+import { createRepositories, type Repositories } from '../../src/repositories/index.ts';
+import { MemoryRateLimiter } from '../../src/services/rate-limiter/memory-rate-limiter.ts';
+import { PasswordHasher } from '../../src/services/accounts/password-hasher.ts';
+import { TEST_SCRYPT } from '../account/support.ts';
+import { paidInvoice, signedEvent, STRIPE_ENV, StripeStub } from '../account/stripe-fixtures.ts';
+import { IN_CI } from '../support/env.ts';
+import { makeLot } from '../support/fixtures.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// Committed screenshots are refreshed with UPDATE_SCREENSHOTS=1; an ordinary run writes them to a
+// temporary folder so that `npm test` leaves the work tree clean.
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? path.join(ROOT, 'docs/screenshots') : fs.mkdtempSync(path.join(os.tmpdir(), 'vinhistory-screenshots-'));
+const runnable = existsSync(CHROMIUM) || IN_CI;
+
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+const VIN = '4JGBF7BE5AA585531';
+const PASSWORD = 'a long journey passphrase';
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A real app on a SQLite file in its own DATA_DIR (the CLI opens the same file), listening on 127.0.0.1. */
+interface Running {
+  app: App;
+  db: Db;
+  repos: Repositories;
+  origin: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startApp(env: Record<string, string> = {}, stripe?: StripeStub): Promise<Running> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vinhistory-journey-'));
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: origin, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  if (config.database.kind !== 'sqlite') throw new Error('the journey runs on the embedded SQLite database');
+  const db = await openDatabase(config.database);
+  await migrateToLatest(db);
+  const repos = createRepositories(db);
+  const rateLimiter = new MemoryRateLimiter();
+  const app = await buildApp({
+    config,
+    db,
+    repos,
+    rateLimiter,
+    logger: false,
+    customerAccounts: {
+      passwordCost: TEST_SCRYPT,
+      ...(stripe ? { stripeApiBase: { host: '127.0.0.1', port: stripe.port, protocol: 'http' as const }, stripeCheckoutOrigin: stripe.origin } : {}),
+    },
+  });
+  await app.listen({ port, host: '127.0.0.1' });
+  return {
+    app,
+    db,
+    repos,
+    origin,
+    dataDir,
+    close: async () => {
+      await app.close();
+      await rateLimiter.close();
+      await db.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `node bin/vinhistory.js ...` on the app's DATA_DIR, as the operator runs it. */
+function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(ROOT, 'bin/vinhistory.js'), ...args],
+      { env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' }, timeout: 30_000 },
+      (error, stdout, stderr) => resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
+    );
+  });
+}
+
+/**
+ * A search with a token, as a customer's code makes it: the Standard plan allows 2 a second, so a
+ * 429 for the rate is waited out (Retry-After) like a well-behaved client does.
+ */
+async function searchWith(origin: string, token: string, vin = VIN): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(`${origin}/api/v1/search?vin=${vin}`, { headers: { authorization: token } });
+    if (response.status !== 429 || attempt === 3) return response;
+    await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after') ?? 1) * 1000));
+  }
+}
+
+/** Text whose colour against its backdrop is below WCAG AA (4.5:1, or 3:1 for large text). */
+async function lowContrastTexts(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const channels = (color: string) => (color.match(/[\d.]+/g) ?? []).map(Number);
+    const luminance = ([r, g, b]: number[]) =>
+      [r!, g!, b!]
+        .map((c) => c / 255)
+        .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
+        .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i]!, 0);
+    const backdrop = (element: Element): number[] => {
+      for (let node: Element | null = element; node; node = node.parentElement) {
+        const rgba = channels(getComputedStyle(node).backgroundColor);
+        if (rgba.length === 3 || (rgba.length === 4 && rgba[3] === 1)) return rgba;
+      }
+      return [255, 255, 255];
+    };
+    const failures: string[] = [];
+    for (const element of Array.from(document.querySelectorAll('body *'))) {
+      const hasText = Array.from(element.childNodes).some((node) => node.nodeType === Node.TEXT_NODE && node.textContent!.trim() !== '');
+      const style = getComputedStyle(element);
+      if (!hasText || style.visibility === 'hidden' || style.display === 'none' || element.closest('.visually-hidden, .skip-link, [hidden], details:not([open]) > :not(summary)')) continue;
+      const a = luminance(channels(style.color));
+      const b = luminance(backdrop(element));
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      const size = parseFloat(style.fontSize);
+      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+      if (ratio < (large ? 3 : 4.5)) failures.push(`${element.tagName.toLowerCase()}.${element.className} "${element.textContent!.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+    }
+    return failures;
+  });
+}
+
+describe.skipIf(!runnable)('the customer journey in a browser', () => {
+  let browser: Browser;
+  const cspViolations: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`CI=true but ${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium).`);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    await mkdir(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  async function newContext(origin: string, allowed: string[] = []): Promise<BrowserContext> {
+    const context = await browser.newContext({ colorScheme: 'light', locale: 'en-US', viewport: DESKTOP });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    // Nothing leaves the machine but the app (and a stand-in the test names).
+    await context.route((url) => url.origin !== origin && !allowed.includes(url.origin) && url.protocol !== 'data:', (route) => route.abort());
+    context.on('page', (page) => {
+      page.on('console', (message) => {
+        if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+      });
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+    });
+    return context;
+  }
+
+  /** Full-page screenshots at phone and desktop width, checked for overflow and contrast (light and dark) first. */
+  async function capture(page: Page, name: string): Promise<void> {
+    const size = page.viewportSize();
+    for (const [suffix, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+      await page.setViewportSize(viewport);
+      const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      expect(widths.scroll, `${name} overflows sideways at ${viewport.width}px`).toBeLessThanOrEqual(widths.inner);
+      expect(await lowContrastTexts(page), `${name} at ${viewport.width}px`).toEqual([]);
+      await page.screenshot({ path: path.join(SCREENSHOTS, `account-${name}-${suffix}.png`), fullPage: true });
+    }
+    // Readers with a dark system theme get the dark palette, which must stay as legible.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await lowContrastTexts(page), `${name} in the dark theme`).toEqual([]);
+    await page.emulateMedia({ colorScheme: 'light' });
+    if (size) await page.setViewportSize(size);
+  }
+
+  it('manual invoices: sign up, choose a plan, pay by the CLI, create a token, search, see it in usage, rotate and revoke', async () => {
+    const run = await startApp();
+    try {
+      await run.repos.lots.upsertBatch([
+        makeLot({ vin: VIN, auction: 'copart', lot_id: 26519090, sale_date: '2024-03-14T18:00:00.000Z', name: '2010 MERCEDES-BENZ GL 450 4MATIC', year: 2010, price: 9850, odometer: 172691, primary_damage: 'SIDE' }),
+        makeLot({ vin: VIN, auction: 'iaai', lot_id: 45289258, sale_date: '2022-08-02T15:30:00.000Z', price: 14500, odometer: 151020, primary_damage: 'REAR' }),
+      ]);
+      const context = await newContext(run.origin);
+      const page = await context.newPage();
+      const { origin } = run;
+
+      // Landing page: the VIN box says what a report holds, without JavaScript.
+      await page.goto(`${origin}/`);
+      await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toMatch(/auction/i);
+      await page.getByRole('textbox', { name: 'VIN' }).fill(VIN.toLowerCase());
+      await page.getByRole('button', { name: 'Check' }).click();
+      await page.waitForURL(/\?vin=/);
+      expect(await page.getByRole('status').textContent()).toMatch(/2 auction records[\s\S]*From Copart and IAAI/);
+      await capture(page, 'landing');
+      await page.getByRole('textbox', { name: 'VIN' }).fill('4JGBF7BE5AA58553');
+      await page.getByRole('textbox', { name: 'VIN' }).press('Enter');
+      await page.waitForURL(/vin=4JGBF7BE5AA58553(#check)?$/);
+      expect(await page.locator('#vin-error').textContent()).toContain('exactly 17 characters');
+      expect(await page.getByRole('textbox', { name: 'VIN' }).getAttribute('aria-invalid')).toBe('true');
+
+      // Pricing: three plans, Standard the favourite, annual prices with the discount.
+      await page.getByRole('navigation', { name: 'Site' }).getByRole('link', { name: 'Pricing' }).click();
+      await page.waitForURL(/\/pricing$/);
+      expect(await page.locator('.plan__name').allTextContents()).toEqual(['Standard', 'Professional', 'VIP']);
+      expect(await page.locator('.plan--favourite .plan__name').textContent()).toBe('Standard');
+      expect(await page.locator('.plan--favourite .plan__badge').textContent()).toBe('Most popular');
+      await page.getByRole('link', { name: /Annual/ }).click();
+      await page.waitForURL(/billing=annual/);
+      expect(await page.locator('.plan__amount').allTextContents()).toEqual(['$600', '$1,440', '$3,840']);
+      expect(await page.locator('.plan__note').nth(1).textContent()).toContain('20% less than monthly');
+      await capture(page, 'pricing');
+      await page.getByRole('link', { name: 'Monthly' }).click();
+      await page.waitForURL(/\/pricing$/);
+
+      // Choosing a plan asks for an account first, and comes back to the choice afterwards.
+      await page.getByRole('link', { name: 'Choose Standard' }).click();
+      await page.waitForURL(/\/login\?next=/);
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.waitForURL(/\/signup\?next=/);
+      const email = 'journey@example.com';
+      // A mistake first: the form says what is wrong, next to the field.
+      await page.getByLabel('Email address').fill(email);
+      await page.getByLabel('Password').fill('short');
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await expect(page.locator('#signup-password-error').textContent()).resolves.toContain('at least 10 characters');
+      await capture(page, 'signup');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.waitForURL(/\/account\/billing\?plan=standard&billing=monthly/);
+      expect(await page.getByRole('heading', { name: 'Subscribe to Standard' }).count()).toBe(1);
+      await page.getByRole('button', { name: 'Get the invoice' }).click();
+      await page.waitForURL(/\/account\/billing\/invoices\/inv_/);
+      const reference = (await page.locator('.invoice__reference').textContent())!.trim();
+      expect(reference).toMatch(/^VH-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
+      expect(await page.locator('.badge').first().textContent()).toBe('Awaiting payment');
+      expect(await page.locator('.invoice__lines tfoot').textContent()).toContain('$50.00');
+
+      // The operator records the bank transfer with the CLI, on the same database file.
+      const payee = await cli(run.dataDir, 'invoices', 'payee', 'vinhistory Ltd, IBAN GB33 BUKB 2020 1555 5555 55');
+      expect(payee.code, payee.stderr).toBe(0);
+      await page.reload();
+      expect(await page.locator('.pay').textContent()).toContain('IBAN GB33 BUKB 2020 1555 5555 55');
+      await capture(page, 'invoice');
+      const listed = await cli(run.dataDir, 'invoices', 'list', '--status', 'open');
+      expect(listed.stdout).toContain(reference);
+      const paid = await cli(run.dataDir, 'invoices', 'pay', reference.toLowerCase());
+      expect(paid.code, paid.stderr).toBe(0);
+      expect(paid.stdout).toMatch(/paid: \$50\.00\nsubscription sub_\w+ started: standard, monthly/);
+      await page.reload();
+      expect(await page.locator('.badge').first().textContent()).toBe('Paid');
+
+      // The account: the plan is in force.
+      await page.getByRole('navigation', { name: 'Account sections' }).getByRole('link', { name: 'Overview' }).click();
+      await page.waitForURL(/\/account$/);
+      expect(await page.locator('#plan-title + .stat').textContent()).toBe('Standard');
+      await page.getByRole('link', { name: 'Plan and billing' }).first().click();
+      await page.waitForURL(/\/account\/billing$/);
+      expect(await page.locator('.current-plan .status').textContent()).toMatch(/^Paid through /);
+      expect(await page.locator('.plan--current .plan__current').textContent()).toBe('Your plan');
+      await capture(page, 'billing');
+
+      // Tokens: create one, shown once, copied with the button.
+      await page.getByRole('link', { name: 'API tokens' }).click();
+      await page.getByLabel('Name').fill('production server');
+      await page.getByRole('button', { name: 'Create token' }).click();
+      await page.waitForURL(/\/account\/tokens$/);
+      const token = (await page.locator('#new-token').textContent())!.trim();
+      expect(token).toMatch(/^vh_live_[0-9A-Za-z]{32}$/);
+      await page.getByRole('button', { name: 'Copy' }).click();
+      await page.getByRole('button', { name: 'Copied' }).waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+      expect(await page.locator('.table tbody tr').count()).toBe(1);
+      expect(await page.locator('.table tbody tr td').nth(1).textContent()).toBe(`${token.slice(0, 12)}…`);
+      await capture(page, 'tokens');
+      // Shown once: a reload shows the list, not the token.
+      await page.goto(`${origin}/account/tokens`);
+      expect(await page.locator('#new-token').count()).toBe(0);
+      expect(await page.content()).not.toContain(token);
+
+      // The API answers with that token; the search shows in usage, with its report.
+      const search = await searchWith(origin, token);
+      expect(search.status).toBe(200);
+      const report = (await search.json()) as { report_url: string; lots: unknown[] };
+      expect(report.lots).toHaveLength(2);
+      const missing = await fetch(`${origin}/api/v1/search`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ vin: '1HGCM82633A004352' }) });
+      expect(missing.status).toBe(404);
+
+      await page.getByRole('link', { name: 'Usage' }).click();
+      await page.waitForURL(/\/account\/usage$/);
+      expect(await page.locator('.meter__used').first().textContent()).toBe('2');
+      expect(await page.locator('.chart__bar--today').getAttribute('height')).toBe('100');
+      const rows = page.locator('#searches tbody tr');
+      expect(await rows.count()).toBe(2);
+      expect(await rows.nth(0).textContent()).toContain('1HGCM82633A004352');
+      expect(await rows.nth(0).textContent()).toContain('No records');
+      expect(await rows.nth(1).textContent()).toContain(VIN);
+      expect(await rows.nth(1).textContent()).toContain('production server');
+      await rows.nth(1).getByRole('link', { name: `Open report for ${VIN}` }).click();
+      await page.waitForURL(/\/report\//);
+      expect(new URL(page.url()).pathname).toBe(new URL(report.report_url).pathname);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('2010 MERCEDES-BENZ GL 450 4MATIC');
+
+      // Rotate: a new token, the old one still works for its grace period; then revoke.
+      await page.goto(`${origin}/account/tokens`);
+      await page.getByRole('button', { name: 'Rotate production server' }).click();
+      await page.waitForURL(/\/rotate$/);
+      const rotated = (await page.locator('#new-token').textContent())!.trim();
+      expect(rotated).not.toBe(token);
+      expect(await page.locator('.token-reveal').textContent()).toMatch(/keeps working until .* \(24 hours\)/);
+      for (const value of [token, rotated]) {
+        expect((await searchWith(origin, value)).status).toBe(200);
+      }
+      await page.goto(`${origin}/account/tokens`);
+      expect(await page.locator('.badge--expiring').count()).toBe(1);
+      const oldRow = page.locator('tbody tr', { has: page.locator('.badge--expiring') });
+      await oldRow.locator('summary').click();
+      await oldRow.getByRole('button', { name: 'Revoke production server' }).click();
+      await page.waitForURL(/done=revoked/);
+      expect(await page.getByRole('status').first().textContent()).toContain('The token is revoked');
+      expect((await searchWith(origin, token)).status).toBe(401);
+      expect((await searchWith(origin, rotated)).status).toBe(200);
+      const newRow = page.locator('tbody tr').first();
+      await newRow.locator('summary').click();
+      await newRow.getByRole('button', { name: 'Revoke production server' }).click();
+      await page.waitForURL(/done=revoked/);
+      expect((await searchWith(origin, rotated)).status).toBe(401);
+      expect(await page.locator('.retired summary').textContent()).toBe('2 revoked or expired tokens');
+
+      // Log out, and back in by keyboard alone.
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.waitForURL(`${origin}/?done=logged-out`);
+      expect(await page.getByRole('status').first().textContent()).toBe('You are logged out.');
+      await page.goto(`${origin}/forgot-password`);
+      await capture(page, 'forgot-password');
+      await page.goto(`${origin}/login`);
+      await capture(page, 'login');
+      await page.keyboard.press('Tab'); // skip link
+      await page.keyboard.press('Tab');
+      await page.getByLabel('Email address').focus();
+      await page.keyboard.type(email);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(PASSWORD);
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/account$/);
+      await context.close();
+    } finally {
+      await run.close();
+    }
+  }, 120_000);
+
+  it('Stripe: the checkout goes to Stripe, and the signed webhook starts the plan', async () => {
+    const stub = new StripeStub();
+    await stub.start();
+    const run = await startApp(STRIPE_ENV, stub);
+    try {
+      const context = await newContext(run.origin, [stub.origin]);
+      const page = await context.newPage();
+      await page.goto(`${run.origin}/pricing?billing=annual`);
+      await page.getByRole('link', { name: 'Choose Professional' }).click();
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.getByLabel('Email address').fill('stripe.journey@example.com');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.waitForURL(/\/account\/billing\?plan=professional&billing=annual/);
+      await page.getByRole('button', { name: 'Continue to payment' }).click();
+      await page.waitForURL(`${stub.origin}/pay/**`);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Stripe test checkout');
+
+      const [session] = stub.calls('POST', '/v1/checkout/sessions');
+      expect(session!.get('mode')).toBe('subscription');
+      expect(session!.get('line_items[0][price_data][unit_amount]')).toBe('144000');
+      expect(session!.get('line_items[0][price_data][recurring][interval]')).toBe('year');
+      const accountId = session!.get('client_reference_id')!;
+      expect(accountId).toMatch(/^acct_/);
+
+      // Stripe calls the webhook; then the customer comes back to the success URL.
+      const now = new Date();
+      const yearLater = new Date(now);
+      yearLater.setUTCFullYear(now.getUTCFullYear() + 1);
+      const event = signedEvent(
+        'invoice.paid',
+        paidInvoice({
+          subscription: 'sub_stripe_journey',
+          billingReason: 'subscription_create',
+          periodStart: new Date(now.getTime() - 5_000),
+          periodEnd: yearLater,
+          amount: 144000,
+          metadata: { accountId, plan: 'professional', billing: 'annual' },
+        }),
+      );
+      const delivered = await fetch(`${run.origin}/webhooks/stripe`, { method: 'POST', headers: event.headers, body: event.payload });
+      expect(delivered.status).toBe(200);
+      await page.goto(session!.get('success_url')!);
+      expect(await page.getByRole('status').first().textContent()).toContain('your payment is confirmed and your plan is active');
+      expect(await page.locator('.current-plan .stat').textContent()).toBe('Professional');
+      expect(await page.locator('.current-plan .status').textContent()).toMatch(/^Renews automatically on /);
+      expect(await page.locator('.badge--paid').count()).toBe(1);
+      await capture(page, 'billing-stripe');
+      await context.close();
+    } finally {
+      await run.close();
+      await stub.stop();
+    }
+  }, 60_000);
+
+  it('an established account: the dashboard and the usage chart show the period day by day', async () => {
+    const run = await startApp();
+    try {
+      const email = 'fleet@example.com';
+      const account = await run.repos.accounts.create(email);
+      await run.repos.passwords.set(account.id, await new PasswordHasher(TEST_SCRYPT).hash(PASSWORD));
+      const now = new Date();
+      const startedAt = new Date(now.getTime() - 19 * DAY_MS - 3 * 60 * 60 * 1000);
+      const paidThrough = new Date(startedAt.getTime() + 365 * DAY_MS);
+      const subscription = await run.repos.subscriptions.create({ accountId: account.id, planCode: 'professional', billing: 'annual', startedAt, endsAt: paidThrough });
+      await run.repos.billing.create({ subscriptionId: subscription.id, provider: 'manual', paidThrough });
+      const lot = makeLot({ vin: VIN, auction: 'copart', lot_id: 31000001, sale_date: '2024-03-14T18:00:00.000Z', name: '2010 MERCEDES-BENZ GL 450 4MATIC' });
+      await run.repos.lots.upsertBatch([lot]);
+      const tokens = [await run.repos.tokens.create(account.id, 'dealer portal'), await run.repos.tokens.create(account.id, 'valuation bot')];
+      await run.repos.tokens.touch(tokens[0]!.row.id, now);
+      // A working week and quieter weekends: deterministic counts, checked against the bars below.
+      const expected = new Map<string, number>();
+      const period = startedAt.toISOString();
+      for (let day = 0; day <= 19; day++) {
+        const at = new Date(startedAt.getTime() + day * DAY_MS + 60 * 60 * 1000);
+        if (at > now) break;
+        const weekend = [0, 6].includes(at.getUTCDay());
+        const count = weekend ? 3 + (day % 4) : 18 + ((day * 7) % 23);
+        expected.set(at.toISOString().slice(0, 10), count);
+        for (let i = 0; i < count; i++) {
+          const result = await run.repos.searches.commit({
+            accountId: account.id,
+            tokenId: tokens[i % 2]!.row.id,
+            vin: i % 5 === 0 ? '1HGCM82633A004352' : VIN,
+            now: new Date(at.getTime() + i * 60_000),
+            periodStart: period,
+            quota: 5000,
+            lots: i % 5 === 0 ? [] : [lot],
+            idempotencyKey: null,
+          });
+          expect(result.kind).toBe('committed');
+        }
+      }
+      const total = [...expected.values()].reduce((sum, n) => sum + n, 0);
+
+      const context = await newContext(run.origin);
+      const page = await context.newPage();
+      await page.goto(`${run.origin}/login`);
+      await page.getByLabel('Email address').fill(email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.waitForURL(/\/account$/);
+      expect(await page.locator('.meter__used').textContent()).toBe(total.toLocaleString('en-US'));
+      expect(await page.locator('#tokens-title + .stat').textContent()).toBe('2');
+      await capture(page, 'dashboard');
+
+      await page.getByRole('link', { name: 'Usage and past searches' }).click();
+      await page.waitForURL(/\/account\/usage$/);
+      const bars = await page.locator('.chart__bar').evaluateAll((rects) => rects.map((rect) => rect.querySelector('title')!.textContent));
+      expect(bars.length).toBeGreaterThanOrEqual(28);
+      for (const [day, count] of expected) {
+        const label = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', month: 'short', day: 'numeric' }).format(new Date(`${day}T12:00:00Z`));
+        expect(bars).toContain(`${label}: ${count} searches`);
+      }
+      expect(await page.locator('#searches tbody tr').count()).toBe(25);
+      await capture(page, 'usage');
+      // Older searches, page by page, and back.
+      await page.getByRole('link', { name: 'Older searches →' }).click();
+      await page.waitForURL(/before=/);
+      expect(await page.getByRole('heading', { name: 'Older searches' }).count()).toBe(1);
+      expect(await page.locator('#searches tbody tr').count()).toBe(25);
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.waitForURL(/\/account\/settings$/);
+      expect(await page.getByRole('heading', { name: 'Change your password' }).count()).toBe(1);
+      await capture(page, 'settings');
+      await context.close();
+
+      // Without JavaScript: log in, create a token, read it; the copy button (a script's job) stays hidden.
+      const plain = await browser.newContext({ javaScriptEnabled: false, viewport: PHONE });
+      await plain.route((url) => url.origin !== run.origin, (route) => route.abort());
+      const noScript = await plain.newPage();
+      await noScript.goto(`${run.origin}/login?next=/account/tokens`);
+      await noScript.getByLabel('Email address').fill(email);
+      await noScript.getByLabel('Password').fill(PASSWORD);
+      await noScript.getByRole('button', { name: 'Log in' }).click();
+      await noScript.waitForURL(/\/account\/tokens$/);
+      await noScript.getByLabel('Name').fill('no script');
+      await noScript.getByRole('button', { name: 'Create token' }).click();
+      expect(await noScript.locator('#new-token').textContent()).toMatch(/^vh_live_[0-9A-Za-z]{32}$/);
+      expect(await noScript.locator('.copy-button').isVisible()).toBe(false);
+      await plain.close();
+    } finally {
+      await run.close();
+    }
+  }, 60_000);
+
+  it('loads every page under the content security policy without a violation or script error', () => {
+    expect(cspViolations).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});

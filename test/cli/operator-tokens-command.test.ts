@@ -1,0 +1,51 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { makeDataDir, openCliDatabase, runCli } from './run-cli.ts';
+
+describe('vinhistory operator-tokens', () => {
+  const data = makeDataDir();
+  afterAll(() => data.remove());
+
+  it('creates a token printed alone, lists it without the secret, and revokes it by value or by id', async () => {
+    const created = await runCli(['operator-tokens', 'create', '--name', 'copart scraper'], { dataDir: data.dir });
+    expect(created.code).toBe(0);
+    expect(created.stderr).toBe('');
+    expect(created.stdout).toMatch(/^vh_op_[0-9A-Za-z]{32}\n$/);
+    const token = created.stdout.trim();
+    const second = (await runCli(['operator-tokens', 'create', '--name', 'partner'], { dataDir: data.dir })).stdout.trim();
+
+    const listed = await runCli(['operator-tokens', 'list'], { dataDir: data.dir });
+    expect(listed.stdout).toContain('copart scraper');
+    expect(listed.stdout).toContain(`${token.slice(0, 10)}...`);
+    expect(listed.stdout).not.toContain(token);
+    expect(listed.stdout).not.toContain(second);
+
+    // Only the hash is stored.
+    const { db } = await openCliDatabase(data.dir);
+    try {
+      const rows = await db.kysely.selectFrom('operator_tokens').selectAll().execute();
+      expect(rows).toHaveLength(2);
+      expect(JSON.stringify(rows)).not.toContain(token.slice(10));
+    } finally {
+      await db.close();
+    }
+
+    expect(await runCli(['operator-tokens', 'revoke', '--token', '-'], { dataDir: data.dir, input: `${token}\n` })).toMatchObject({ code: 0, stdout: 'operator token revoked\n' });
+    const again = await runCli(['operator-tokens', 'revoke', '--token', token], { dataDir: data.dir });
+    expect(again).toMatchObject({ code: 1, stderr: 'error: No live operator token matches: it is unknown or already revoked.\n' });
+
+    const json = JSON.parse((await runCli(['operator-tokens', 'list', '--json'], { dataDir: data.dir })).stdout) as { id: string; name: string; revoked_at: string | null }[];
+    const partner = json.find((row) => row.name === 'partner')!;
+    expect(json.find((row) => row.name === 'copart scraper')!.revoked_at).not.toBeNull();
+    expect(await runCli(['operator-tokens', 'revoke', '--id', partner.id], { dataDir: data.dir })).toMatchObject({ code: 0 });
+    expect((await runCli(['operator-tokens', 'list'], { dataDir: data.dir })).stdout).not.toMatch(/\blive\b/);
+  });
+
+  it('refuses what is not an operator token, a customer token included, without echoing it', async () => {
+    const customerToken = `vh_live_${'a'.repeat(32)}`;
+    const result = await runCli(['operator-tokens', 'revoke', '--token', customerToken], { dataDir: data.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('error: That is not a vinhistory operator token (expected vh_op_ followed by 32 letters and digits).\n');
+    expect((await runCli(['operator-tokens', 'revoke'], { dataDir: data.dir })).code).toBe(2);
+    expect((await runCli(['operator-tokens', 'create'], { dataDir: data.dir })).code).toBe(2);
+  });
+});
