@@ -3,6 +3,7 @@ import type { Db } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { compareLotsNewestFirst, LOT_FIELDS, type Lot } from '../domain/lot.ts';
 import { lotFromRow, rowParams, upsertStatementSql } from './lot-rows.ts';
+import { PreparedQuery } from '../db/prepared-query.ts';
 
 export interface UpsertSummary {
   inserted: number;
@@ -46,11 +47,17 @@ const keyOf = (auction: string, lotId: number) => `${auction}\u0000${lotId}`;
 const DERIVABLE = new Set<string>(LOT_FIELDS.filter((field) => !['auction', 'lot_id', 'vin', 'images'].includes(field)));
 
 export class LotsRepository {
-  constructor(private readonly db: Db) {}
+  /** Built once: every search runs it. */
+  private readonly byVin;
+
+  constructor(private readonly db: Db) {
+    const k = db.kysely;
+    this.byVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => k.selectFrom('lots').selectAll().where('vin', '=', p.vin));
+  }
 
   /** Every lot of a vehicle, newest sale first. One probe of lots_vin_idx. */
   async findByVin(vin: string): Promise<Lot[]> {
-    const rows = await this.db.kysely.selectFrom('lots').selectAll().where('vin', '=', vin).execute();
+    const rows = await this.byVin.execute(this.db.kysely, { vin });
     return rows.map(lotFromRow).sort(compareLotsNewestFirst);
   }
 
