@@ -48,6 +48,10 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
+  // Reads through a memory map and a 64 MiB page cache instead of read() calls into a 2 MiB
+  // cache: a lookup by VIN on 100k lots went from 68 to 21 µs (docs/benchmarks.md).
+  raw.pragma('mmap_size = 268435456');
+  raw.pragma('cache_size = -65536');
   if (options.backgroundCheckpoint && options.file !== ':memory:') raw.pragma('wal_autocheckpoint = 0');
   return { dialect: new SqliteDialect({ database: withStatementCache(raw) }), raw };
 }
