@@ -1,12 +1,11 @@
 /// <reference lib="dom" />
 // The functions passed to page.evaluate run in the browser; the DOM types check them.
 import { execFile } from 'node:child_process';
-import fs, { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -16,15 +15,12 @@ import { MemoryRateLimiter } from '../../src/services/rate-limiter/memory-rate-l
 import { PasswordHasher } from '../../src/services/accounts/password-hasher.ts';
 import { TEST_SCRYPT } from '../account/support.ts';
 import { paidInvoice, signedEvent, STRIPE_ENV, StripeStub } from '../account/stripe-fixtures.ts';
-import { IN_CI } from '../support/env.ts';
 import { makeLot } from '../support/fixtures.ts';
+import { launchChromium, lowContrastTexts, runnable, SCREENSHOTS } from './support.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// Committed screenshots are refreshed with UPDATE_SCREENSHOTS=1; an ordinary run writes them to a
-// temporary folder so that `npm test` leaves the work tree clean.
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? path.join(ROOT, 'docs/screenshots') : fs.mkdtempSync(path.join(os.tmpdir(), 'vinhistory-screenshots-'));
-const runnable = existsSync(CHROMIUM) || IN_CI;
+/** The contrast check passes over text nobody sees: hidden, undisplayed, or in closed details. */
+const CONTRAST = { skip: '.visually-hidden, .skip-link, [hidden], details:not([open]) > :not(summary)', skipUndisplayed: true };
 
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
@@ -115,51 +111,13 @@ async function searchWith(origin: string, token: string, vin = VIN): Promise<Res
   }
 }
 
-/** Text whose colour against its backdrop is below WCAG AA (4.5:1, or 3:1 for large text). */
-async function lowContrastTexts(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const channels = (color: string) => (color.match(/[\d.]+/g) ?? []).map(Number);
-    const luminance = ([r, g, b]: number[]) =>
-      [r!, g!, b!]
-        .map((c) => c / 255)
-        .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
-        .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i]!, 0);
-    const backdrop = (element: Element): number[] => {
-      for (let node: Element | null = element; node; node = node.parentElement) {
-        const rgba = channels(getComputedStyle(node).backgroundColor);
-        if (rgba.length === 3 || (rgba.length === 4 && rgba[3] === 1)) return rgba;
-      }
-      return [255, 255, 255];
-    };
-    const failures: string[] = [];
-    for (const element of Array.from(document.querySelectorAll('body *'))) {
-      const hasText = Array.from(element.childNodes).some((node) => node.nodeType === Node.TEXT_NODE && node.textContent!.trim() !== '');
-      const style = getComputedStyle(element);
-      if (!hasText || style.visibility === 'hidden' || style.display === 'none' || element.closest('.visually-hidden, .skip-link, [hidden], details:not([open]) > :not(summary)')) continue;
-      const a = luminance(channels(style.color));
-      const b = luminance(backdrop(element));
-      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-      const size = parseFloat(style.fontSize);
-      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
-      if (ratio < (large ? 3 : 4.5)) failures.push(`${element.tagName.toLowerCase()}.${element.className} "${element.textContent!.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
-    }
-    return failures;
-  });
-}
-
 describe.skipIf(!runnable)('the customer journey in a browser', () => {
   let browser: Browser;
   const cspViolations: string[] = [];
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`CI=true but ${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium).`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
-    await mkdir(SCREENSHOTS, { recursive: true });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
@@ -187,12 +145,12 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.setViewportSize(viewport);
       const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
       expect(widths.scroll, `${name} overflows sideways at ${viewport.width}px`).toBeLessThanOrEqual(widths.inner);
-      expect(await lowContrastTexts(page), `${name} at ${viewport.width}px`).toEqual([]);
+      expect(await lowContrastTexts(page, CONTRAST), `${name} at ${viewport.width}px`).toEqual([]);
       await page.screenshot({ path: path.join(SCREENSHOTS, `account-${name}-${suffix}.png`), fullPage: true });
     }
     // Readers with a dark system theme get the dark palette, which must stay as legible.
     await page.emulateMedia({ colorScheme: 'dark' });
-    expect(await lowContrastTexts(page), `${name} in the dark theme`).toEqual([]);
+    expect(await lowContrastTexts(page, CONTRAST), `${name} in the dark theme`).toEqual([]);
     await page.emulateMedia({ colorScheme: 'light' });
     if (size) await page.setViewportSize(size);
   }

@@ -1,26 +1,15 @@
 /// <reference lib="dom" />
 // The functions passed to page.evaluate run in the browser; the DOM types check them.
-import fs, { existsSync } from 'node:fs';
-import os from 'node:os';
-import { mkdir } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.ts';
-import { IN_CI } from '../support/env.ts';
 import { createCustomer, makeLot } from '../support/fixtures.ts';
+import { launchChromium, lowContrastTexts, runnable, SCREENSHOTS } from './support.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-// The committed screenshots in docs/screenshots are refreshed with UPDATE_SCREENSHOTS=1; an ordinary
-// run writes them to a temporary folder so that `npm test` leaves the work tree clean.
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
-  ? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots')
-  : fs.mkdtempSync(path.join(os.tmpdir(), 'vinhistory-screenshots-'));
-
-// A developer without Debian's chromium may skip; CI may not (a missing browser fails there).
-const runnable = existsSync(CHROMIUM) || IN_CI;
+/** The contrast check passes over screen-reader-only text and the skip link. */
+const CONTRAST = { skip: '.visually-hidden, .skip-link' };
 
 /** The real Copart VIN of ../shared/data/copart/salesdata-sample.csv, with lots made up around it. */
 const VIN = '4JGBF7BE5AA585531';
@@ -105,38 +94,6 @@ const LOTS = [
   makeLot({ vin: VIN, auction: 'manheim', lot_id: 7001234 }),
 ];
 
-/** Text whose colour against its backdrop is below WCAG AA (4.5:1, or 3:1 for large text). */
-async function lowContrastTexts(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const channels = (color: string) => (color.match(/[\d.]+/g) ?? []).map(Number);
-    const luminance = ([r, g, b]: number[]) =>
-      [r!, g!, b!]
-        .map((c) => c / 255)
-        .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
-        .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i]!, 0);
-    const backdrop = (element: Element): number[] => {
-      for (let node: Element | null = element; node; node = node.parentElement) {
-        const rgba = channels(getComputedStyle(node).backgroundColor);
-        if (rgba.length === 3 || (rgba.length === 4 && rgba[3] === 1)) return rgba;
-      }
-      return [255, 255, 255];
-    };
-    const failures: string[] = [];
-    for (const element of Array.from(document.querySelectorAll('body *'))) {
-      const hasText = Array.from(element.childNodes).some((node) => node.nodeType === Node.TEXT_NODE && node.textContent!.trim() !== '');
-      const style = getComputedStyle(element);
-      if (!hasText || style.visibility === 'hidden' || element.closest('.visually-hidden, .skip-link')) continue;
-      const a = luminance(channels(style.color));
-      const b = luminance(backdrop(element));
-      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-      const size = parseFloat(style.fontSize);
-      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
-      if (ratio < (large ? 3 : 4.5)) failures.push(`${element.tagName.toLowerCase()}.${element.className} "${element.textContent!.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
-    }
-    return failures;
-  });
-}
-
 /** Lazy photos load as they near the viewport; scroll through so that the screenshot has them. */
 async function loadAllPhotos(page: Page): Promise<void> {
   await page.evaluate(async () => {
@@ -159,7 +116,6 @@ describe.skipIf(!runnable)('report page in a browser', () => {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`CI=true but ${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium).`);
     t = await createTestApp('sqlite');
     await t.repos.lots.upsertBatch(LOTS);
     const customer = await createCustomer(t.repos);
@@ -168,11 +124,7 @@ describe.skipIf(!runnable)('report page in a browser', () => {
     reportPath = new URL(res.json().report_url as string).pathname;
     origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ colorScheme: 'light', locale: 'en-US' });
     // Everything off this machine fails at once, as it would without a network, except the stand-in
     // photo host (routes registered later are tried first).
@@ -181,7 +133,6 @@ describe.skipIf(!runnable)('report page in a browser', () => {
       const seed = Number(/\/(\d+)\.jpg$/.exec(route.request().url())?.[1] ?? 0);
       return route.fulfill({ status: 200, contentType: 'image/svg+xml', body: fakePhoto(seed) });
     });
-    await mkdir(SCREENSHOTS, { recursive: true });
   });
 
   afterAll(async () => {
@@ -242,7 +193,7 @@ describe.skipIf(!runnable)('report page in a browser', () => {
         await loadAllPhotos(page);
         const loaded = await page.evaluate(() => Array.from(document.images).filter((image) => image.naturalWidth > 0).length);
         expect(loaded).toBe(8);
-        expect(await lowContrastTexts(page)).toEqual([]);
+        expect(await lowContrastTexts(page, CONTRAST)).toEqual([]);
         await page.screenshot({ path: path.join(SCREENSHOTS, 'report-phone.png'), fullPage: true });
       }
       await page.close();
@@ -263,13 +214,13 @@ describe.skipIf(!runnable)('report page in a browser', () => {
     expect(await page.locator('main').evaluate((main) => main.getBoundingClientRect().width)).toBeLessThanOrEqual(68 * 16);
 
     await loadAllPhotos(page);
-    expect(await lowContrastTexts(page)).toEqual([]);
+    expect(await lowContrastTexts(page, CONTRAST)).toEqual([]);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'report-desktop.png'), fullPage: true });
 
     // Readers with a dark system theme get the dark palette, which must stay as legible.
     await page.emulateMedia({ colorScheme: 'dark' });
     expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(15, 18, 23)');
-    expect(await lowContrastTexts(page)).toEqual([]);
+    expect(await lowContrastTexts(page, CONTRAST)).toEqual([]);
     await page.close();
   });
 
@@ -280,7 +231,7 @@ describe.skipIf(!runnable)('report page in a browser', () => {
     const home = page.getByRole('link', { name: 'Go to the home page' });
     expect(await home.getAttribute('href')).toBe('/');
     expect(await page.locator('.not-found').evaluate((element) => getComputedStyle(element).textAlign)).toBe('center');
-    expect(await lowContrastTexts(page)).toEqual([]);
+    expect(await lowContrastTexts(page, CONTRAST)).toEqual([]);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'not-found.png') });
     await page.close();
   });
