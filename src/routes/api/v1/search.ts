@@ -43,14 +43,8 @@ const common = {
 };
 
 const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const run = async (request: FastifyRequest, vin: unknown) => {
-    const result = await app.deps.searchService.search(
-      request.principal!,
-      vin,
-      request.headers['idempotency-key'] as string | undefined,
-    );
-    return result;
-  };
+  const run = (request: FastifyRequest, vin: unknown) =>
+    app.deps.searchService.search(request.principal!, vin, request.headers['idempotency-key'] as string | undefined);
 
   app.post(
     '/api/v1/search',
