@@ -34,19 +34,13 @@ export interface LotSource {
   /** What the file was taken for, in words: "Copart sales-data CSV (59 columns)". */
   description: string;
   records: AsyncIterable<SourceRecord>;
-  /**
-   * For a CSV: its rows before they are mapped, and the layout that maps them (mapCsvRows), so
-   * that a reader can parse on one thread and map on another (read-file-worker.ts). A source is
-   * read through `records` or through `csv.rows`, never both.
-   */
-  csv?: { layout: CsvLayout; rows: AsyncIterable<CsvRow> };
 }
 
 /** How a CSV's rows become lots: Copart's columns, or the operator's mapping file. */
-export type CsvLayout = 'copart' | 'mapping';
+type CsvLayout = 'copart' | 'mapping';
 
 /** The function from a CSV header to its row mapper, for a layout. */
-export function csvMapperFor(layout: CsvLayout, mapping: CsvMapping | undefined): (header: readonly string[]) => (values: readonly string[]) => MappedRecord {
+function csvMapperFor(layout: CsvLayout, mapping: CsvMapping | undefined): (header: readonly string[]) => (values: readonly string[]) => MappedRecord {
   if (layout === 'copart') return copartRowMapper;
   if (!mapping) throw new Error('a mapped CSV needs its mapping');
   return (header) => csvMappingRowMapper(mapping, header);
@@ -93,7 +87,7 @@ function mapped(line: number, source: string, record: MappedRecord): SourceRecor
 }
 
 /** A CSV's rows (header first) as lot-shaped records, through the layout's mapper. */
-export async function* mapCsvRows(
+async function* mapCsvRows(
   rows: AsyncIterable<CsvRow>,
   mapper: (header: readonly string[]) => (values: readonly string[]) => MappedRecord,
 ): AsyncGenerator<SourceRecord> {
@@ -107,7 +101,7 @@ export async function* mapCsvRows(
 
 function csvSource(description: string, input: Readable, layout: CsvLayout, mapping: CsvMapping | undefined): LotSource {
   const rows = readCsvRows(input, mapping?.delimiter ? { delimiter: mapping.delimiter } : {});
-  return { description, records: mapCsvRows(rows, csvMapperFor(layout, mapping)), csv: { layout, rows } };
+  return { description, records: mapCsvRows(rows, csvMapperFor(layout, mapping)) };
 }
 
 /** Each vendor record expands into its lots, all on the record's line; canonical lots pass as they are. */

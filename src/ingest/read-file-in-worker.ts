@@ -1,24 +1,17 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { CsvRow } from './csv-rows.ts';
 import type { PreparedChunk } from './import-lots.ts';
-import { csvMapperFor, InputRefusedError, mapCsvRows } from './open-lot-source.ts';
+import { InputRefusedError } from './open-lot-source.ts';
 import type { MainMessage, ReadFileJob, WorkerMessage } from './read-file-worker.ts';
-import type { SourceRecord } from './source-record.ts';
 
 /**
- * Reads and parses a lot file on a worker thread (read-file-worker.ts), so that the main thread
- * spends its time storing lots: on a machine with two cores or more, parsing and storing then run
- * side by side instead of taking turns. Same records, same reports, same order as reading the file
- * in-process.
- *
- * What comes back is one of two things, by format: lots already prepared (JSON: importPreparedChunks
- * stores them), or for a CSV the records mapped on this thread from the worker's parsed rows
- * (importLots normalises and stores them), because parsing CSV costs the worker more than storing
- * costs this thread.
+ * Reads, parses and normalises a lot file on a worker thread (read-file-worker.ts), so that the
+ * main thread spends its time storing lots: on a machine with two cores or more, parsing and
+ * storing then run side by side instead of taking turns. Same lots, same reports, same order as
+ * reading the file in-process; importPreparedChunks stores them.
  */
-export type WorkerFileSource = {
+export interface WorkerFileSource {
   description: string;
   /** The file's size in bytes, and how much of it the worker has read so far. */
   size: number;
@@ -27,10 +20,8 @@ export type WorkerFileSource = {
   enriched(): { decoded: number; enriched: number } | undefined;
   /** Stops the worker if it still runs (the file was not read to the end). */
   close(): Promise<void>;
-} & (
-  | { kind: 'prepared'; chunks: AsyncIterable<PreparedChunk> }
-  | { kind: 'records'; records: AsyncIterable<SourceRecord> }
-);
+  chunks: AsyncIterable<PreparedChunk>;
+}
 
 /** The file could not be opened or its first bytes read (it does not exist, a broken gzip header). */
 export class FileOpenError extends Error {
@@ -114,11 +105,11 @@ export async function readFileInWorker(
   }
 
   /** The worker's messages up to the end of the file, each acknowledged as it is taken. */
-  async function* messages(): AsyncGenerator<Extract<WorkerMessage, { type: 'chunk' | 'rows' }>> {
+  async function* messages(): AsyncGenerator<Extract<WorkerMessage, { type: 'chunk' }>> {
     try {
       for (;;) {
         const message = await next();
-        if (message.type === 'chunk' || message.type === 'rows') {
+        if (message.type === 'chunk') {
           bytesRead = message.bytesRead;
           post({ type: 'ack' });
           yield message;
@@ -139,26 +130,17 @@ export async function readFileInWorker(
 
   async function* chunks(): AsyncGenerator<PreparedChunk> {
     for await (const message of messages()) {
-      if (message.type !== 'chunk') throw new Error('the file reader sent CSV rows for a file of lots');
       const { type: _type, bytesRead: _bytes, ...chunk } = message;
       yield chunk;
     }
   }
 
-  async function* rows(): AsyncGenerator<CsvRow> {
-    for await (const message of messages()) {
-      if (message.type !== 'rows') throw new Error('the file reader sent lots for a CSV file');
-      yield* message.rows;
-    }
-  }
-
-  const common = {
+  return {
     description: first.description,
     size: first.size,
     bytesRead: () => bytesRead,
     enriched: () => enriched,
     close: stop,
+    chunks: chunks(),
   };
-  if (first.csvLayout) return { ...common, kind: 'records', records: mapCsvRows(rows(), csvMapperFor(first.csvLayout, job.mapping)) };
-  return { ...common, kind: 'prepared', chunks: chunks() };
 }

@@ -1,27 +1,23 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Lot } from '../domain/lot.ts';
-import type { CsvRow } from './csv-rows.ts';
 import { createVinEnricher, type VinEnricher } from './enrich-from-vin.ts';
 import { MappingError, type CsvMapping } from './formats/csv-mapping.ts';
 import type { RejectedRecord } from './import-lots.ts';
-import { InputRefusedError, openLotSource, type CsvLayout, type FormatName, type LotSource } from './open-lot-source.ts';
+import { InputRefusedError, openLotSource, type FormatName, type LotSource } from './open-lot-source.ts';
 import { prepareRecord } from './prepare-lot.ts';
 
 /**
  * The worker half of a file import (read-file-in-worker.ts starts it): reads the file, recognises
- * its format and parses it, so that the main thread spends its time storing lots. How far the
- * worker goes depends on which side is slower:
- *  - JSON is cheap to parse, and SQLite is the bottleneck: the worker also maps and normalises
- *    every record (and enriches it from the VIN when asked), and sends lots ready to store;
- *  - CSV is costly to parse (csv-parse takes longer per row than SQLite does): the worker only
- *    parses, and sends the rows; the main thread maps and normalises them between batches.
+ * its format, parses, maps and normalises every record (and enriches it from the VIN when asked),
+ * and sends lots ready to store, so that the main thread spends its time in SQLite, the slower
+ * side for every format (docs/benchmarks.md).
  */
 export interface ReadFileJob {
   file: string;
   format: FormatName;
   mapping?: CsvMapping;
-  /** DATA_DIR, when lots are to be enriched from the VIN (then CSV rows are prepared here too). */
+  /** DATA_DIR, when lots are to be enriched from the VIN. */
   enrichDataDir?: string;
   chunkSize: number;
   /** Chunks sent but not yet taken: the worker waits beyond this, so memory stays bounded. */
@@ -29,8 +25,7 @@ export interface ReadFileJob {
 }
 
 export type WorkerMessage =
-  /** `csvLayout` set: the file's CSV rows follow in `rows` messages, header first, to be mapped by the main thread. */
-  | { type: 'opened'; description: string; size: number; csvLayout?: CsvLayout }
+  | { type: 'opened'; description: string; size: number }
   | {
       type: 'chunk';
       read: number;
@@ -40,7 +35,6 @@ export type WorkerMessage =
       rejected: RejectedRecord[];
       bytesRead: number;
     }
-  | { type: 'rows'; rows: CsvRow[]; bytesRead: number }
   | { type: 'end'; bytesRead: number; enriched?: { decoded: number; enriched: number } }
   /** The file cannot be opened, or is not lot data: nothing was read from it. */
   | { type: 'refused'; message: string; cannotOpen: boolean }
@@ -88,54 +82,36 @@ async function run(job: ReadFileJob): Promise<void> {
       send({ type: 'refused', message: (error as Error).message, cannotOpen: !refused });
       return;
     }
-    const csv = job.enrichDataDir ? undefined : source.csv;
     if (job.enrichDataDir) enricher = await createVinEnricher({ dataDir: job.enrichDataDir, onUnpack: () => send({ type: 'unpacking' }) });
-    send({ type: 'opened', description: source.description, size, ...(csv ? { csvLayout: csv.layout } : {}) });
+    send({ type: 'opened', description: source.description, size });
 
     try {
-      if (csv) {
-        let rows: CsvRow[] = [];
-        try {
-          for await (const row of csv.rows) {
-            if (stopped) break;
-            rows.push(row);
-            if (rows.length >= job.chunkSize) {
-              await sendChunk({ type: 'rows', rows, bytesRead: stream.bytesRead });
-              rows = [];
-            }
+      let chunk = { read: 0, lastLine: 0, lots: [] as Lot[], derived: undefined as (Partial<Lot> | undefined)[] | undefined, rejected: [] as RejectedRecord[] };
+      const flush = async () => {
+        if (chunk.read === 0) return;
+        const { derived, ...rest } = chunk;
+        await sendChunk({ type: 'chunk', ...rest, ...(derived ? { derived } : {}), bytesRead: stream.bytesRead });
+        chunk = { read: 0, lastLine: 0, lots: [], derived: undefined, rejected: [] };
+      };
+      try {
+        for await (const record of source.records) {
+          if (stopped) break;
+          chunk.read++;
+          chunk.lastLine = record.line;
+          const prepared = prepareRecord(record);
+          if (!prepared.ok) {
+            const { line, reason, source: text } = prepared;
+            chunk.rejected.push(text === undefined ? { line, reason } : { line, reason, source: text });
+          } else {
+            const derived = enricher ? await enricher.derive(prepared.lot) : undefined;
+            if (derived) (chunk.derived ??= new Array(chunk.lots.length))[chunk.lots.length] = derived;
+            chunk.lots.push(prepared.lot);
           }
-        } finally {
-          // The rows read before a failure go first, then the failure.
-          if (rows.length > 0) await sendChunk({ type: 'rows', rows, bytesRead: stream.bytesRead });
+          if (chunk.read >= job.chunkSize) await flush();
         }
-      } else {
-        let chunk = { read: 0, lastLine: 0, lots: [] as Lot[], derived: undefined as (Partial<Lot> | undefined)[] | undefined, rejected: [] as RejectedRecord[] };
-        const flush = async () => {
-          if (chunk.read === 0) return;
-          const { derived, ...rest } = chunk;
-          await sendChunk({ type: 'chunk', ...rest, ...(derived ? { derived } : {}), bytesRead: stream.bytesRead });
-          chunk = { read: 0, lastLine: 0, lots: [], derived: undefined, rejected: [] };
-        };
-        try {
-          for await (const record of source.records) {
-            if (stopped) break;
-            chunk.read++;
-            chunk.lastLine = record.line;
-            const prepared = prepareRecord(record);
-            if (!prepared.ok) {
-              const { line, reason, source: text } = prepared;
-              chunk.rejected.push(text === undefined ? { line, reason } : { line, reason, source: text });
-            } else {
-              const derived = enricher ? await enricher.derive(prepared.lot) : undefined;
-              if (derived) (chunk.derived ??= new Array(chunk.lots.length))[chunk.lots.length] = derived;
-              chunk.lots.push(prepared.lot);
-            }
-            if (chunk.read >= job.chunkSize) await flush();
-          }
-        } finally {
-          // The records read before a failure go first, then the failure.
-          await flush();
-        }
+      } finally {
+        // The records read before a failure go first, then the failure.
+        await flush();
       }
     } catch (error) {
       send({ type: 'read-error', message: (error as Error).message, bytesRead: stream.bytesRead });

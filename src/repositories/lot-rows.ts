@@ -65,9 +65,9 @@ export function rowParams(lot: Lot, now: string): unknown[] {
  * the incoming value unless that is null (images: unless it is the empty list), and the update
  * happens only when some field really changes (the WHERE), so an unchanged lot is not written at
  * all and keeps its updated_at. The same text runs on SQLite (3.39+ has IS DISTINCT FROM) and
- * PostgreSQL; only the placeholders and what RETURNING can say differ.
+ * PostgreSQL; only the placeholders and RETURNING differ (SQLite counts without it).
  */
-export function upsertStatementSql(options: { rows: number; placeholder: (index: number) => string; returning: string }): string {
+export function upsertStatementSql(options: { rows: number; placeholder: (index: number) => string; returning?: string }): string {
   const width = LOT_COLUMNS.length;
   const values: string[] = [];
   for (let row = 0; row < options.rows; row++) {
@@ -89,6 +89,6 @@ export function upsertStatementSql(options: { rows: number; placeholder: (index:
   return (
     `insert into lots (${LOT_COLUMNS.map(quote).join(', ')}) values ${values.join(', ')} ` +
     `on conflict ("auction", "lot_id") do update set ${set.join(', ')}, "updated_at" = excluded."updated_at" ` +
-    `where ${changed.join(' or ')} returning ${options.returning}`
+    `where ${changed.join(' or ')}${options.returning ? ` returning ${options.returning}` : ''}`
   );
 }

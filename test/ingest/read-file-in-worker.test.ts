@@ -5,7 +5,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Lot } from '../../src/domain/lot.ts';
 import { loadCsvMapping } from '../../src/ingest/formats/csv-mapping.ts';
 import { InputRefusedError } from '../../src/ingest/open-lot-source.ts';
-import { prepareRecord } from '../../src/ingest/prepare-lot.ts';
 import { FileOpenError, readFileInWorker, type WorkerFileSource } from '../../src/ingest/read-file-in-worker.ts';
 import { fixture, lotsOf, readPrepared, rejectionsOf } from './helpers.ts';
 
@@ -16,22 +15,14 @@ interface Collected {
   failure: Error | null;
 }
 
-/** Everything a worker source gives, whichever of its two shapes it has. */
+/** Everything a worker source gives. */
 async function collect(source: WorkerFileSource): Promise<Collected> {
   const seen: Collected = { lots: [], rejected: [], reads: [], failure: null };
   try {
-    if (source.kind === 'prepared') {
-      for await (const chunk of source.chunks) {
-        seen.reads.push(chunk.read);
-        seen.lots.push(...chunk.lots);
-        seen.rejected.push(...chunk.rejected.map(({ line, reason }) => ({ line, reason })));
-      }
-    } else {
-      for await (const record of source.records) {
-        const prepared = prepareRecord(record);
-        if (prepared.ok) seen.lots.push(prepared.lot);
-        else seen.rejected.push({ line: prepared.line, reason: prepared.reason });
-      }
+    for await (const chunk of source.chunks) {
+      seen.reads.push(chunk.read);
+      seen.lots.push(...chunk.lots);
+      seen.rejected.push(...chunk.rejected.map(({ line, reason }) => ({ line, reason })));
     }
   } catch (error) {
     seen.failure = error as Error;
@@ -46,7 +37,6 @@ describe('reading a file on a worker thread', () => {
   it('prepares JSON lots on the worker: the same lots and rejections, in order, as in-process', async () => {
     const file = fixture('auctionsapi/vehicles-array.json');
     const source = await readFileInWorker({ file, format: 'auto', chunkSize: 2 });
-    expect(source.kind).toBe('prepared');
     expect(source.description).toBe('auctionsapi vehicle records (JSON array)');
     const seen = await collect(source);
     expect(seen.failure).toBeNull();
@@ -57,10 +47,9 @@ describe('reading a file on a worker thread', () => {
     expect(source.bytesRead()).toBe(source.size);
   });
 
-  it('parses a CSV on the worker and maps its rows here: the same lots and rejections, in order', async () => {
+  it('prepares CSV lots on the worker too: the same lots and rejections, in order', async () => {
     const copart = fixture('copart/salesdata-59-quirks.csv');
     const source = await readFileInWorker({ file: copart, format: 'auto', chunkSize: 2 });
-    expect(source.kind).toBe('records');
     expect(source.description).toBe('Copart sales-data CSV (59 columns)');
     const seen = await collect(source);
     const inProcess = await readPrepared(copart);
@@ -97,7 +86,6 @@ describe('reading a file on a worker thread', () => {
 
   it('stops the worker when the reader stops early', async () => {
     const source = await readFileInWorker({ file: fixture('auctionsapi/vehicles-array.json'), format: 'auto', chunkSize: 1 });
-    if (source.kind !== 'prepared') throw new Error('expected prepared lots');
     for await (const chunk of source.chunks) {
       expect(chunk.read).toBe(1);
       break;

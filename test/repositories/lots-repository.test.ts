@@ -182,6 +182,31 @@ describe.each(DIALECTS)('LotsRepository (%s)', (dialect) => {
       expect(await t.repos.lots.upsertBatch([twin, twin])).toEqual({ inserted: 1, updated: 0, unchanged: 1 });
     });
 
+    // SQLite tells an insert from an update by the connection's last inserted rowid; a row of
+    // another table inserted last on the same connection (the server stores searches there) must
+    // not be mistaken for a lot.
+    test.runIf(dialect === 'sqlite')('counts right after the connection inserted a row of another table with a higher rowid', async () => {
+      const vin = randomVin();
+      const stored = makeLot({ vin, lot_id: nextLotId(), price: 1 });
+      const same = makeLot({ vin, lot_id: nextLotId(), price: 2 });
+      await t.repos.lots.upsertBatch([stored, same]);
+      await sql`create temp table if not exists rowid_elsewhere (x integer)`.execute(t.db.kysely);
+      /** The next lot will get rowid top + 1: the other table's last rowid is set to top + offset. */
+      const insertElsewhere = async (offset: number) => {
+        const { top } = await t.db.kysely.selectFrom('lots').select(sql<number>`max(rowid)`.as('top')).executeTakeFirstOrThrow();
+        await sql`insert or replace into rowid_elsewhere (rowid, x) values (${top + offset}, 0)`.execute(t.db.kysely);
+      };
+      for (const offset of [1, 1_000_000]) {
+        await insertElsewhere(offset);
+        stored.price = stored.price! + offset;
+        expect(await t.repos.lots.upsertBatch([stored, same])).toEqual({ inserted: 0, updated: 1, unchanged: 1 });
+        await insertElsewhere(offset);
+        const fresh = makeLot({ vin, lot_id: nextLotId() });
+        expect(await t.repos.lots.upsertBatch([fresh, fresh, same])).toEqual({ inserted: 1, updated: 0, unchanged: 2 });
+      }
+      expect((await t.repos.lots.findByVin(vin)).find((lot) => lot.lot_id === stored.lot_id)?.price).toBe(1_000_002);
+    });
+
     test('created_at stays, updated_at moves only when something changed', async () => {
       const lot = makeLot({ vin: randomVin(), lot_id: nextLotId(), price: 1 });
       const t0 = new Date('2026-01-01T00:00:00.000Z');

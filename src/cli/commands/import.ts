@@ -234,6 +234,9 @@ async function readInProcess(file: string, context: ImportFileContext): Promise<
   }
 }
 
+/** Lots per message from the parsing worker. */
+const WORKER_CHUNK = 500;
+
 async function readWithWorker(file: string, context: ImportFileContext): Promise<FileReading> {
   const source = await readFileInWorker(
     {
@@ -241,6 +244,9 @@ async function readWithWorker(file: string, context: ImportFileContext): Promise
       format: context.options.format,
       ...(context.mapping ? { mapping: context.mapping } : {}),
       ...(context.options.enrich ? { enrichDataDir: context.dataDir } : {}),
+      // The worker may run two batches ahead, so that it never waits while a batch is stored.
+      maxInFlight: Math.max(8, Math.ceil((2 * context.options.batchSize) / WORKER_CHUNK)),
+      chunkSize: WORKER_CHUNK,
     },
     { onUnpacking: () => process.stderr.write(`unpacking the NHTSA vPIC database into ${context.dataDir}/vpic (once, about 75 MB)\n`) },
   );
@@ -248,7 +254,7 @@ async function readWithWorker(file: string, context: ImportFileContext): Promise
     format: source.description,
     bytesRead: source.bytesRead,
     size: source.size,
-    run: (options) => (source.kind === 'prepared' ? importPreparedChunks(source.chunks, options) : importLots(source.records, options)),
+    run: (options) => importPreparedChunks(source.chunks, options),
     enriched: source.enriched,
     close: source.close,
   };

@@ -146,60 +146,63 @@ export function copartRowMapper(header: readonly string[]): (values: readonly st
   const position = {} as Record<Column, number | undefined>;
   for (const [column, name] of Object.entries(COLUMNS) as [Column, string][]) position[column] = index.get(name);
 
+  // (The helpers take the row as an argument rather than closing over it: a closure made for
+  // every row of a million-row file costs more than the mapping itself.)
+  const get = (values: readonly string[], column: Column): string | null => {
+    const at = position[column];
+    return at === undefined ? null : (values[at] ?? null);
+  };
+  const number = (values: readonly string[], problems: FieldError[], field: keyof Lot, column: Column): number | null => {
+    const value = wholeNumberOrUnknown(get(values, column));
+    if (!isProblem(value)) return value;
+    problems.push({ field, message: `${value.problem} (column ${JSON.stringify(header[position[column]!]?.trim())})` });
+    return null;
+  };
+
   return (values) => {
-    const get = (column: Column): string | null => {
-      const at = position[column];
-      return at === undefined ? null : (values[at] ?? null);
-    };
     const problems: FieldError[] = [];
-    const number = (field: keyof Lot, column: Column): number | null => {
-      const value = wholeNumberOrUnknown(get(column));
-      if (!isProblem(value)) return value;
-      problems.push({ field, message: `${value.problem} (column ${JSON.stringify(header[position[column]!]?.trim())})` });
-      return null;
-    };
-    const make = cleanText(get('make'));
-    const city = cleanText(get('city'));
-    const state = cleanText(get('state'));
-    const thumbnail = absoluteUrl(get('thumbnail'));
-    const currency = cleanText(get('currency'));
+    const make = cleanText(get(values, 'make'));
+    const city = cleanText(get(values, 'city'));
+    const state = cleanText(get(values, 'state'));
+    const thumbnail = absoluteUrl(get(values, 'thumbnail'));
+    const currency = cleanText(get(values, 'currency'));
     // The figures of Copart's sites outside the US are in their own currency; stored as dollars
     // they would be wrong, so they are left unknown.
     const dollars = currency === null || currency.toUpperCase() === 'USD';
-    const saleDate = copartSaleDate(get('saleDate'), get('saleTime'), get('timeZone'));
+    const saleDate = copartSaleDate(get(values, 'saleDate'), get(values, 'saleTime'), get(values, 'timeZone'));
     if (isProblem(saleDate)) problems.push({ field: 'sale_date', message: saleDate.problem });
-    const vehicleType = cleanText(get('vehicleType'));
+    const vehicleType = cleanText(get(values, 'vehicleType'));
     const raw: MappedRecord['raw'] = {
-      vin: get('vin'),
-      body: cleanText(get('bodyStyle')),
-      fuel: cleanText(get('fuel')),
-      keys: keysWord(get('hasKeys')),
-      name: cleanText([make, cleanText(get('modelDetail')) ?? cleanText(get('modelGroup'))].filter(Boolean).join(' ')),
+      vin: get(values, 'vin'),
+      body: cleanText(get(values, 'bodyStyle')),
+      fuel: cleanText(get(values, 'fuel')),
+      keys: keysWord(get(values, 'hasKeys')),
+      name: cleanText([make, cleanText(get(values, 'modelDetail')) ?? cleanText(get(values, 'modelGroup'))].filter(Boolean).join(' ')),
       type: vehicleType === null ? null : (VEHICLE_TYPES[vehicleType.toUpperCase()] ?? vehicleType),
-      year: number('year', 'year'),
+      year: number(values, problems, 'year', 'year'),
       brand: make,
-      color: cleanText(get('color')),
-      drive: cleanText(get('drive')),
-      model: cleanText(get('modelGroup')),
+      color: cleanText(get(values, 'color')),
+      drive: cleanText(get(values, 'drive')),
+      model: cleanText(get(values, 'modelGroup')),
       // "High Bid" is the bid standing when the file was made, not what the lot sold for.
       price: null,
-      engine: cleanText(get('engine')),
-      lot_id: cleanText(get('lotNumber')),
+      engine: cleanText(get(values, 'engine')),
+      lot_id: cleanText(get(values, 'lotNumber')),
       auction: 'copart',
-      document: titleDocument(get('titleType'), get('titleState')),
+      document: titleDocument(get(values, 'titleType'), get(values, 'titleState')),
       location: city === null ? null : state === null ? city : `${city}, ${state}`,
-      odometer: number('odometer', 'odometer'),
-      cylinders: number('cylinders', 'cylinders'),
-      highlight: runsDrives(get('runsDrives')),
+      odometer: number(values, problems, 'odometer', 'odometer'),
+      cylinders: number(values, problems, 'cylinders', 'cylinders'),
+      highlight: runsDrives(get(values, 'runsDrives')),
       sale_date: isProblem(saleDate) ? null : saleDate,
-      repair_cost: dollars ? number('repair_cost', 'repairCost') : null,
-      location_zip: cleanText(get('zip')),
-      retail_value: dollars ? number('retail_value', 'retailValue') : null,
-      transmission: cleanText(get('transmission')),
-      configuration: cleanText(get('trim')),
-      odometer_type: odometerBrand(get('odometerBrand')),
-      primary_damage: cleanText(get('damage')),
-      secondary_damage: cleanText(get('secondaryDamage')),
+      repair_cost: dollars ? number(values, problems, 'repair_cost', 'repairCost') : null,
+      location_zip: cleanText(get(values, 'zip')),
+      retail_value: dollars ? number(values, problems, 'retail_value', 'retailValue') : null,
+      transmission: cleanText(get(values, 'transmission')),
+      configuration: cleanText(get(values, 'trim')),
+      odometer_type: odometerBrand(get(values, 'odometerBrand')),
+      primary_damage: cleanText(get(values, 'damage')),
+      secondary_damage: cleanText(get(values, 'secondaryDamage')),
       // "Image URL" is an API address listing the lot's photos, not a photo: only the thumbnail is one.
       images: thumbnail === null ? [] : [thumbnail],
     };
