@@ -129,8 +129,9 @@ function done(out: Scanned, values: string[], textEnd: number, terminated: boole
  * A file that ends in the middle of a row is truncated, and that is thrown after the rows before
  * it: an opening quote never closed, or a last row with another number of columns and no line end.
  *
- * Plain records (scanRecord) are read here with indexOf: csv-parse takes about 30 µs for a row of
- * Copart's 59 quoted columns, more than storing the row takes, and this a tenth of that. csv-parse
+ * Plain records (scanRecord) are read here with indexOf: csv-parse takes 30-50 µs for a row of
+ * Copart's 59 quoted columns, more than storing the row takes, and this a ninth of that
+ * (`npm run bench:csv-read`). csv-parse
  * judges every other record (a quote inside an unquoted field, text after a closing quote, a
  * carriage return inside a value), one at a time, and reads the whole file when its header is
  * not one plain line; a test holds both readers to the same rows on files they both read whole.
@@ -160,8 +161,8 @@ export async function* readCsvRows(input: Readable, options: CsvRowsOptions = {}
   };
 
   try {
-    // The first line decides the line end.
-    while (buf.indexOf('\n') === -1 && (await more()));
+    // The first line decides the line end (a file without one in its first megabyte is csv-parse's).
+    while (buf.indexOf('\n') === -1 && buf.length <= MAX_RECORD_CHARS && (await more()));
     if (buf.charCodeAt(0) === 0xfeff) pos = 1;
     const firstLf = buf.indexOf('\n');
     const crlf = firstLf > 0 && buf.charCodeAt(firstLf - 1) === CR;

@@ -2,12 +2,11 @@ import { open } from 'node:fs/promises';
 import type { ReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Option, type Command } from 'commander';
-import { tuneForBulkLoad } from '../../ingest/bulk-load.ts';
+import { BULK_LOAD_BATCH_SIZE, tuneForBulkLoad } from '../../ingest/bulk-load.ts';
 import { createVinEnricher, type VinEnricher } from '../../ingest/enrich-from-vin.ts';
 import { loadCsvMapping, MappingError, type CsvMapping } from '../../ingest/formats/csv-mapping.ts';
 import {
   addSummaries,
-  DEFAULT_BATCH_SIZE,
   emptySummary,
   importLots,
   ImportInterruptedError,
@@ -81,7 +80,7 @@ export function registerImportCommand(program: Command): void {
     .option('--map <file>', 'mapping of CSV columns to Lot fields (JSON; docs/import-formats.md)')
     .option('--report <file>', 'write the skipped records to this file, one JSON object per line')
     .option('--enrich', 'fill empty vehicle fields (brand, model, year, body, engine, cylinders, fuel, drive) from the VIN, offline (NHTSA vPIC)')
-    .option('--batch-size <n>', 'lots per transaction', parsePositiveInteger, DEFAULT_BATCH_SIZE)
+    .option('--batch-size <n>', 'lots per transaction', parsePositiveInteger, BULK_LOAD_BATCH_SIZE)
     .option('--json', 'print the summary as one JSON object')
     .option('--no-progress', 'no progress bar or progress lines')
     .option('--no-worker', 'parse files on the main thread too (slower on a machine with two cores or more)')

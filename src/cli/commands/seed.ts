@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { tuneForBulkLoad } from '../../ingest/bulk-load.ts';
-import { DEFAULT_BATCH_SIZE, emptySummary, importLots, ImportInterruptedError, type ImportSummary } from '../../ingest/import-lots.ts';
+import { BULK_LOAD_BATCH_SIZE, tuneForBulkLoad } from '../../ingest/bulk-load.ts';
+import { emptySummary, importLots, ImportInterruptedError, type ImportSummary } from '../../ingest/import-lots.ts';
 import { startProgress } from '../../ingest/progress.ts';
 import type { SourceRecord } from '../../ingest/source-record.ts';
 import { generateLots, MAX_SYNTHETIC_LOTS, VinReservoir } from '../../seed/synthetic-lots.ts';
@@ -46,7 +46,7 @@ export function registerSeedCommand(program: Command): void {
     .description('write N synthetic, realistic lots (for load tests and demos)')
     .requiredOption('--lots <n>', `how many lots (at most ${MAX_SYNTHETIC_LOTS})`, parseLotCount)
     .option('--seed <n>', 'seed of the generator: the same seed gives the same lots', parseNonNegativeInteger, 1)
-    .option('--batch-size <n>', 'lots per transaction', parsePositiveInteger, DEFAULT_BATCH_SIZE)
+    .option('--batch-size <n>', 'lots per transaction', parsePositiveInteger, BULK_LOAD_BATCH_SIZE)
     .option('--json', 'print the summary and the sample VINs as one JSON object')
     .option('--no-progress', 'no progress bar or progress lines')
     .addHelpText('after', HELP_AFTER)
