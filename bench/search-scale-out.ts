@@ -16,6 +16,7 @@ import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { Child, freePort, waitUntilReady } from './support/children.ts';
 import { withCpu, type Measured } from './support/cpu-meter.ts';
+import { LOAD_OPTIONS, loadSettings } from './support/load-settings.ts';
 import { pacedLoad, type PacedLoadResult } from './support/paced-load.ts';
 import { measureThroughput, type ThroughputResult } from './support/throughput.ts';
 
@@ -36,29 +37,14 @@ export async function scaleOutMain(argv: string[], children: Child[]): Promise<v
   const { values } = parseArgs({
     args: argv,
     options: {
-      lots: { type: 'string', default: '100000' },
-      duration: { type: 'string', default: '10' },
-      warmup: { type: 'string', default: '2' },
-      connections: { type: 'string', default: '10' },
-      rate: { type: 'string', default: '1000' },
-      seed: { type: 'string', default: '1' },
+      ...LOAD_OPTIONS,
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
       'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' },
       write: { type: 'boolean', default: false },
     },
     strict: true,
   });
-  const settings = {
-    lots: Number(values.lots),
-    duration: Number(values.duration),
-    warmup: Number(values.warmup),
-    connections: Number(values.connections),
-    rate: Number(values.rate),
-    seed: Number(values.seed),
-  };
-  for (const [name, value] of Object.entries(settings)) {
-    if (!Number.isSafeInteger(value) || value < 0) throw new Error(`--${name} must be a whole number; got ${value}`);
-  }
+  const settings = loadSettings(values);
   const command = `npm run bench:search -- --scale-out${argv.length ? ` ${argv.join(' ')}` : ''}`;
 
   // A schema of its own, dropped at the end: the benchmark never touches other data.

@@ -17,6 +17,7 @@ import { migrateToLatest, openDatabase } from '../src/db/database.ts';
 import { createRepositories } from '../src/repositories/index.ts';
 import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
+import { LOAD_OPTIONS, loadSettings, UsageError, type LoadSettings } from './support/load-settings.ts';
 import { Child, freePort, waitUntilReady } from './support/children.ts';
 import { withCpu, type Measured } from './support/cpu-meter.ts';
 import { formatProfileSummary, summariseCpuProfile } from './support/cpu-profile.ts';
@@ -47,13 +48,7 @@ const USAGE = `usage: npm run bench:search -- [options]
                     the in-process one in the same run (see bench/search-scale-out.ts)
 `;
 
-interface Settings {
-  lots: number;
-  duration: number;
-  warmup: number;
-  connections: number;
-  rate: number;
-  seed: number;
+interface Settings extends LoadSettings {
   write: boolean;
   profile: boolean;
 }
@@ -62,12 +57,7 @@ function parseSettings(argv: string[]): Settings {
   const { values } = parseArgs({
     args: argv,
     options: {
-      lots: { type: 'string', default: '100000' },
-      duration: { type: 'string', default: '10' },
-      warmup: { type: 'string', default: '2' },
-      connections: { type: 'string', default: '10' },
-      rate: { type: 'string', default: '1000' },
-      seed: { type: 'string', default: '1' },
+      ...LOAD_OPTIONS,
       write: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -78,26 +68,14 @@ function parseSettings(argv: string[]): Settings {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  const integer = (name: string, raw: string, min: number) => {
-    const value = Number(raw);
-    if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`--${name} must be an integer of at least ${min}; got ${raw}`);
-    return value;
-  };
   const settings: Settings = {
-    lots: integer('lots', values.lots, 1),
-    duration: integer('duration', values.duration, 1),
-    warmup: integer('warmup', values.warmup, 0),
-    connections: integer('connections', values.connections, 1),
-    rate: integer('rate', values.rate, 1),
-    seed: integer('seed', values.seed, 0),
+    ...loadSettings(values),
     write: values.write,
     profile: values.profile,
   };
   if (settings.write && settings.profile) throw new UsageError('--profile slows the server down: its figures must not go into the docs (drop --write)');
   return settings;
 }
-
-class UsageError extends Error {}
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
