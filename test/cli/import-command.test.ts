@@ -1,4 +1,3 @@
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
@@ -16,11 +15,7 @@ const lotLine = (lotId: number, extra: Record<string, unknown> = {}) => JSON.str
 describe('vinhistory import', () => {
   const data = makeDataDir();
   afterAll(() => data.remove());
-  const file = (name: string, content: string | Buffer) => {
-    const full = path.join(data.dir, name);
-    writeFileSync(full, content);
-    return full;
-  };
+  const file = data.file;
 
   it('loads the good lines, reports each bad one as file:line: reason on stderr, and exits 1', async () => {
     const lots = file(

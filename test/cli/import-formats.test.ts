@@ -14,11 +14,7 @@ const MAPPING = fileURLToPath(new URL('../../examples/usa-cars.mapping.json', im
 describe('vinhistory import: the feed formats', () => {
   const data = makeDataDir();
   afterAll(() => data.remove());
-  const file = (name: string, content: string | Buffer) => {
-    const full = path.join(data.dir, name);
-    writeFileSync(full, content);
-    return full;
-  };
+  const file = data.file;
 
   it('loads Copart CSV and vendor JSON, recognised by content, and prints what it took each file for with --json', async () => {
     const copart = shared('copart/salesdata-sample.csv');

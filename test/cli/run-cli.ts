@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -70,9 +70,18 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export function makeDataDir(): { dir: string; remove(): void } {
+export function makeDataDir(): { dir: string; remove(): void; file(name: string, content: string | Buffer): string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'vinhistory-cli-'));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+    /** Writes a file into the folder and returns its path. */
+    file: (name, content) => {
+      const full = path.join(dir, name);
+      writeFileSync(full, content);
+      return full;
+    },
+  };
 }
 
 /** Opens the SQLite database a CLI run used, to check what it wrote through the repositories. */
