@@ -231,9 +231,10 @@ async function main(): Promise<void> {
       const stored = await countLots(dataDir);
       if (stored !== expected) throw new Error(`${name}: the database holds ${stored} lots, expected ${expected}`);
       log(`  ${int.format(figures.rows / figures.seconds)} lots/s, ${figures.seconds.toFixed(1)} s, peak ${mib(figures.maxRssKb)} (load average ${loadAverage()})`);
-      runs.push({ name, figures, against: against ?? figures });
+      const run: Run = { name, figures, against: against ?? figures };
+      runs.push(run);
       if (!keep) await rm(dataDir, { recursive: true, force: true });
-      return { figures, database: path.join(dataDir, 'vinhistory.sqlite') };
+      return { figures, run, database: path.join(dataDir, 'vinhistory.sqlite') };
     };
     const ceiling = (await measure('ceiling: the lots, bare prepared INSERT, 10,000 rows a transaction', ['ceiling', '--lots', String(count), '--seed', String(seed)], null, count)).figures;
     const fromNdjson = (await measure('`vinhistory import` canonical NDJSON', [ndjson], ceiling, count)).figures;
@@ -241,7 +242,7 @@ async function main(): Promise<void> {
     const csvRun = await measure('`vinhistory import` Copart CSV (59 columns)', [csv], null, count, true);
     const csvCeiling = (await measure('ceiling: the rows the Copart import stored, the same way', ['ceiling', '--lots', String(count), '--rows-from', csvRun.database], null, count)).figures;
     await rm(path.dirname(csvRun.database), { recursive: true, force: true });
-    runs.find((run) => run.figures === csvRun.figures)!.against = csvCeiling;
+    csvRun.run.against = csvCeiling;
     const fromCsv = csvRun.figures;
     const fromSmall = (await measure(`\`vinhistory import\` canonical NDJSON, ${int.format(count / 10)} lots (memory check)`, [small], ceiling, Math.round(count / 10))).figures;
     const loadAfter = loadAverage();

@@ -170,6 +170,8 @@ export async function* readCsvRows(input: Readable, options: CsvRowsOptions = {}
     let line = 1;
     const scanned: Scanned = { values: [], textEnd: 0, terminated: false };
     let header: { text: string; width: number } | null = null;
+    /** Where the text of a line ending at the line feed `lf` ends: before its CR in a CRLF file. */
+    const textEndAt = (lf: number) => (crlf && buf.charCodeAt(lf - 1) === CR ? lf - 1 : lf);
 
     for (;;) {
       if (pos >= buf.length) {
@@ -219,9 +221,9 @@ export async function* readCsvRows(input: Readable, options: CsvRowsOptions = {}
       if (end === NEED_MORE && buf.length - pos > MAX_RECORD_CHARS) {
         // A quote opened and not closed for a megabyte: the record is its first line, and bad.
         const lf = buf.indexOf('\n', pos);
-        if (lf === -1) throw new Error(`line ${line} is longer than ${MAX_RECORD_CHARS} characters: this is not a CSV of lots`);
+        if (lf === -1) throw lineTooLong(line);
         end = lf + 1;
-        text = buf.slice(pos, crlf && buf.charCodeAt(lf - 1) === CR ? lf - 1 : lf);
+        text = buf.slice(pos, textEndAt(lf));
         scanned.terminated = true;
         reason = `a quoted field opened on this line is not closed within ${MAX_RECORD_CHARS} characters (a stray quote?)`;
       } else if (end === NEED_MORE) {
@@ -231,7 +233,7 @@ export async function* readCsvRows(input: Readable, options: CsvRowsOptions = {}
         if (end === NOT_PLAIN) {
           const lf = recordEnd(buf, scanned.textEnd, delimiter);
           if (lf < 0 && !eof) {
-            if (buf.length - pos > MAX_RECORD_CHARS) throw new Error(`line ${line} is longer than ${MAX_RECORD_CHARS} characters: this is not a CSV of lots`);
+            if (buf.length - pos > MAX_RECORD_CHARS) throw lineTooLong(line);
             await more();
             continue;
           }
@@ -239,7 +241,7 @@ export async function* readCsvRows(input: Readable, options: CsvRowsOptions = {}
             throw truncatedInQuote(line);
           }
           end = lf < 0 ? buf.length : lf + 1;
-          text = buf.slice(pos, lf < 0 ? buf.length : crlf && buf.charCodeAt(lf - 1) === CR ? lf - 1 : lf);
+          text = buf.slice(pos, lf < 0 ? buf.length : textEndAt(lf));
           scanned.terminated = lf >= 0;
         }
         const judged = judgeRecord(header, text, lineEnd, options);
@@ -291,6 +293,10 @@ function recordEnd(buf: string, from: number, delimiter: string): number {
       }
     }
   }
+}
+
+function lineTooLong(line: number): Error {
+  return new Error(`line ${line} is longer than ${MAX_RECORD_CHARS} characters: this is not a CSV of lots`);
 }
 
 function truncatedInQuote(line: number): Error {

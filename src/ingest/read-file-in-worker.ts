@@ -31,6 +31,9 @@ export class FileOpenError extends Error {
   }
 }
 
+/** Lots (or records) per message from the worker, unless the job says otherwise. */
+export const WORKER_CHUNK_SIZE = 500;
+
 const require = createRequire(import.meta.url);
 const WORKER_FILE = new URL('./read-file-worker.ts', import.meta.url).href;
 // (require.resolve finds the CommonJS build of tsx/esm/api; the ES module build sits beside it.)
@@ -49,7 +52,7 @@ export async function readFileInWorker(
 ): Promise<WorkerFileSource> {
   const worker = new Worker(BOOTSTRAP, {
     eval: true,
-    workerData: { chunkSize: 500, maxInFlight: 8, ...job } satisfies ReadFileJob,
+    workerData: { chunkSize: WORKER_CHUNK_SIZE, maxInFlight: 8, ...job } satisfies ReadFileJob,
   });
   const queue: WorkerMessage[] = [];
   let failure: Error | null = null;

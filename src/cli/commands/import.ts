@@ -16,7 +16,7 @@ import {
   type ImportSummary,
   type LotSink,
 } from '../../ingest/import-lots.ts';
-import { FileOpenError, readFileInWorker } from '../../ingest/read-file-in-worker.ts';
+import { FileOpenError, readFileInWorker, WORKER_CHUNK_SIZE } from '../../ingest/read-file-in-worker.ts';
 import { FORMATS, InputRefusedError, openLotSource, type FormatName } from '../../ingest/open-lot-source.ts';
 import { startProgress } from '../../ingest/progress.ts';
 import { SkippedReport } from '../../ingest/skipped-report.ts';
@@ -233,9 +233,6 @@ async function readInProcess(file: string, context: ImportFileContext): Promise<
   }
 }
 
-/** Lots per message from the parsing worker. */
-const WORKER_CHUNK = 500;
-
 async function readWithWorker(file: string, context: ImportFileContext): Promise<FileReading> {
   const source = await readFileInWorker(
     {
@@ -244,8 +241,7 @@ async function readWithWorker(file: string, context: ImportFileContext): Promise
       ...(context.mapping ? { mapping: context.mapping } : {}),
       ...(context.options.enrich ? { enrichDataDir: context.dataDir } : {}),
       // The worker may run two batches ahead, so that it never waits while a batch is stored.
-      maxInFlight: Math.max(8, Math.ceil((2 * context.options.batchSize) / WORKER_CHUNK)),
-      chunkSize: WORKER_CHUNK,
+      maxInFlight: Math.max(8, Math.ceil((2 * context.options.batchSize) / WORKER_CHUNK_SIZE)),
     },
     { onUnpacking: () => process.stderr.write(`unpacking the NHTSA vPIC database into ${context.dataDir}/vpic (once, about 75 MB)\n`) },
   );
