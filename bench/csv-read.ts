@@ -1,6 +1,6 @@
 /**
  * The CSV reading benchmark (`npm run bench:csv-read -- [options]`): how long reading one row of
- * Copart's 59-column CSV takes with the importer's reader (src/ingest/csv-rows.ts) and with
+ * Copart's 59-column CSV takes with the importer's reader (src/ingest/csv/csv-rows.ts) and with
  * csv-parse reading the whole file (the reader it replaced, and still the judge of rows that are
  * not plain), on the same file, in this process. Reading only: no mapping, no normalising, no
  * storing. See docs/benchmarks.md.
@@ -12,9 +12,9 @@ import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { readCsvRowsWithCsvParse } from '../src/ingest/csv-parse-rows.ts';
-import { readCsvRows, type CsvRow } from '../src/ingest/csv-rows.ts';
-import { generateLots } from '../src/seed/synthetic-lots.ts';
+import { readCsvRowsWithCsvParse } from '../src/ingest/csv/csv-parse-rows.ts';
+import { readCsvRows, type CsvRow } from '../src/ingest/csv/csv-rows.ts';
+import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { COPART_HEADER, copartRow, quote, writeLines } from './support/bench-files.ts';
 
@@ -77,8 +77,8 @@ async function main(): Promise<void> {
         for await (const row of read(input)) if (row.kind !== 'header') yield row;
       };
     const readers = [
-      { name: 'the importer\'s reader (`src/ingest/csv-rows.ts`)', read: skipHeader((input) => readCsvRows(input)) },
-      { name: 'csv-parse reading the whole file (`src/ingest/csv-parse-rows.ts`)', read: skipHeader((input) => readCsvRowsWithCsvParse(input)) },
+      { name: 'the importer\'s reader (`src/ingest/csv/csv-rows.ts`)', read: skipHeader((input) => readCsvRows(input)) },
+      { name: 'csv-parse reading the whole file (`src/ingest/csv/csv-parse-rows.ts`)', read: skipHeader((input) => readCsvRowsWithCsvParse(input)) },
     ];
     const best: number[] = readers.map(() => Number.POSITIVE_INFINITY);
     for (let run = 0; run < runs; run++) {

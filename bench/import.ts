@@ -15,11 +15,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
-import { migrateToLatest, openDatabase } from '../src/db/database.ts';
+import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
 import type { Lot } from '../src/domain/lot.ts';
 import { BULK_LOAD_CHECKPOINT_PAGES } from '../src/ingest/bulk-load.ts';
-import { LOT_COLUMNS, rowParams } from '../src/repositories/lot-rows.ts';
-import { generateLots } from '../src/seed/synthetic-lots.ts';
+import { LOT_COLUMNS, rowParams } from '../src/storage/repositories/lot-rows.ts';
+import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { COPART_HEADER, copartRow, quote, writeLines } from './support/bench-files.ts';
 
@@ -65,7 +65,7 @@ async function ceilingChild(dataDir: string, rowsOf: { count: number; seed: numb
   const db = await openDatabase({ kind: 'sqlite', file });
   await migrateToLatest(db);
   await db.close();
-  // The connection settings of the app (src/db/dialects/sqlite.ts) and of an import (bulk-load.ts).
+  // The connection settings of the app (src/storage/dialects/sqlite/connection.ts) and of an import (bulk-load.ts).
   const raw = new BetterSqlite3(file);
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = NORMAL');
@@ -287,7 +287,7 @@ function report(r: {
     `Taken ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${r.command}\``,
     '',
     `- Machine: ${machine}. Load average ${r.loadBefore} before and ${r.loadAfter} after (other work on the machine shares its cores).`,
-    `- Data: ${int.format(r.count)} synthetic lots (seed ${r.seed}, \`src/seed/synthetic-lots.ts\`), as canonical NDJSON (${mib(r.sizes.ndjson / 1024)}) and as Copart's 59-column CSV (${mib(r.sizes.csv / 1024)}, each lot under a Copart lot number of its own). Each run loads a fresh SQLite database; the lots stored are counted after each.`,
+    `- Data: ${int.format(r.count)} synthetic lots (seed ${r.seed}, \`src/dev/seed/synthetic-lots.ts\`), as canonical NDJSON (${mib(r.sizes.ndjson / 1024)}) and as Copart's 59-column CSV (${mib(r.sizes.csv / 1024)}, each lot under a Copart lot number of its own). Each run loads a fresh SQLite database; the lots stored are counted after each.`,
     '- Import: `vinhistory import --json --no-progress <file>` in a process of its own, timed from the command\'s start (opening the database) to its end (the last commit and closing), without Node\'s start-up. A worker thread reads, parses and normalises the file; the main thread stores batches of 10,000 lots (the command\'s default).',
     `- Ceilings: rows built beforehand (not timed), inserted with one prepared \`INSERT\` (no conflict handling, no merge, no count) in transactions of ${int.format(CEILING_TRANSACTION)} rows, with the same connection settings, the closing checkpoint timed too: the rows of the synthetic lots (for the NDJSON imports), and the rows the Copart import stored, read back from its database (for the Copart import: a Copart row carries one photo where the lot had up to ten, and no price).`,
     '',

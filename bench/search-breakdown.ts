@@ -13,15 +13,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kysely } from 'kysely';
+import pino from 'pino';
 import { buildApp } from '../src/app.ts';
+import { createContainer } from '../src/container.ts';
 import { loadConfig } from '../src/config.ts';
-import { migrateToLatest, type Db } from '../src/db/database.ts';
-import { isSqliteUniqueViolation, openSqlite } from '../src/db/dialects/sqlite.ts';
-import type { Database } from '../src/db/schema.ts';
-import { billingPeriodAt } from '../src/domain/billing-period.ts';
+import { migrateToLatest, type Db } from '../src/storage/database.ts';
+import { isSqliteUniqueViolation, openSqlite } from '../src/storage/dialects/sqlite/connection.ts';
+import type { Database } from '../src/storage/schema.ts';
+import { billingPeriodAt } from '../src/limits/billing-period.ts';
 import type { Lot } from '../src/domain/lot.ts';
-import { createRepositories } from '../src/repositories/index.ts';
-import { MemoryRateLimiter } from '../src/services/rate-limiter/memory-rate-limiter.ts';
+import { createRepositories } from '../src/storage/repositories/index.ts';
+import { MemoryRateLimiter } from '../src/limits/rate/memory-rate-limiter.ts';
 import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
 import { summariseLatencies } from './support/latencies.ts';
 
@@ -126,7 +128,8 @@ try {
   if (autocheckpoint !== null) raw.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
   const walCheckpointPages = raw.pragma('wal_autocheckpoint', { simple: true });
   const rateLimiter = new MemoryRateLimiter();
-  const app = await buildApp({ config, db, repos, rateLimiter, logger: false });
+  const services = createContainer({ config, db, rateLimiter, log: pino({ level: 'silent' }) });
+  const app = await buildApp({ services, logger: false });
   await app.ready();
 
   const principal = (await repos.tokens.authenticate(customer.token))!;

@@ -1,12 +1,11 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
-import { createLogger } from './logger.ts';
+import { createContainer } from './container.ts';
+import { createLogger } from './observability/logger.ts';
 import type { Config } from './config.ts';
-import { migrateToLatest, openDatabase } from './db/database.ts';
-import { ensureDemoData } from './demo/first-run.ts';
-import { createRepositories } from './repositories/index.ts';
-import { Metrics } from './services/metrics.ts';
-import { createRateLimiter } from './services/rate-limiter/create-rate-limiter.ts';
+import { migrateToLatest, openDatabase } from './storage/database.ts';
+import { ensureDemoData } from './dev/demo/first-run.ts';
+import { Metrics } from './observability/metrics.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 /** How long a shutdown waits for in-flight requests before it gives up on them. */
@@ -24,26 +23,24 @@ export async function startServer(config: Config): Promise<void> {
     onBackgroundError: (message) => log.warn({ error: message }, 'sqlite checkpoint failed'),
   });
   await migrateToLatest(db);
-  const repos = createRepositories(db);
-  const metrics = new Metrics();
-  const limiter = createRateLimiter(config, metrics, log.child({ component: 'rate-limiter' }));
-  const app = await buildApp({ config, db, repos, metrics, rateLimiter: limiter.limiter, loggerInstance: log });
+  const services = createContainer({ config, db, log, metrics: new Metrics() });
+  const app = await buildApp({ services, loggerInstance: log });
 
   const sweeper = setInterval(() => {
-    repos.searches.deleteExpiredIdempotencyKeys().catch((error) => app.log.warn({ err: error }, 'idempotency key cleanup failed'));
+    services.repos.searches.deleteExpiredIdempotencyKeys().catch((error) => app.log.warn({ err: error }, 'idempotency key cleanup failed'));
   }, HOUR_MS);
   sweeper.unref();
 
   // Listen first: a start that fails (port taken) must exit non-zero and print no demo token.
   await app.listen({ port: config.port, host: config.host });
-  if (!config.isProduction) await ensureDemoData({ config, repos, log: app.log });
+  if (!config.isProduction) await ensureDemoData({ config, repos: services.repos, log: app.log });
 
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(sweeper);
     await app.close();
-    await limiter.close();
+    await services.close();
     await db.close();
     app.log.info('shut down cleanly');
   });

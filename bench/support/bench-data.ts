@@ -1,6 +1,6 @@
 import type { Lot } from '../../src/domain/lot.ts';
-import type { Repositories } from '../../src/repositories/index.ts';
-import { generateLots } from '../../src/seed/synthetic-lots.ts';
+import type { Repositories } from '../../src/storage/repositories/index.ts';
+import { generateLots } from '../../src/dev/seed/synthetic-lots.ts';
 
 const LOAD_BATCH = 1_000;
 

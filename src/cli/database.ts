@@ -1,6 +1,6 @@
 import { loadConfig, type Config } from '../config.ts';
-import { migrateToLatest, openDatabase, type Db } from '../db/database.ts';
-import { createRepositories, type Repositories } from '../repositories/index.ts';
+import { migrateToLatest, openDatabase, type Db } from '../storage/database.ts';
+import { createRepositories, type Repositories } from '../storage/repositories/index.ts';
 
 export interface CommandContext {
   config: Config;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../storage/database.ts';
 
 /**
  * WAL pages after which this connection checkpoints (copies the WAL back into the database file),

@@ -1,8 +1,8 @@
 import { setImmediate } from 'node:timers/promises';
 import type { Lot } from '../domain/lot.ts';
-import type { UpsertOptions, UpsertSummary } from '../repositories/lots-repository.ts';
+import type { UpsertOptions, UpsertSummary } from '../storage/repositories/lots-repository.ts';
 import { prepareRecord } from './prepare-lot.ts';
-import type { SourceRecord } from './source-record.ts';
+import type { SourceRecord } from './sources/source-record.ts';
 
 export interface ImportSummary {
   /** Records read (blank lines are not records; a vendor vehicle record counts once per lot). */

@@ -1,6 +1,6 @@
 import type { Lot } from '../domain/lot.ts';
 import { describeFieldErrors, normaliseLot, type FieldError } from './normalise-lot.ts';
-import type { SourceRecord } from './source-record.ts';
+import type { SourceRecord } from './sources/source-record.ts';
 
 export type PreparedRecord =
   | { ok: true; line: number; lot: Lot }

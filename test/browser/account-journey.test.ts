@@ -7,14 +7,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/app.ts';
+import type { App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { migrateToLatest, openDatabase, type Db } from '../../src/db/database.ts';
-import { createRepositories, type Repositories } from '../../src/repositories/index.ts';
-import { MemoryRateLimiter } from '../../src/services/rate-limiter/memory-rate-limiter.ts';
-import { PasswordHasher } from '../../src/services/accounts/password-hasher.ts';
-import { TEST_SCRYPT } from '../account/support.ts';
-import { paidInvoice, signedEvent, STRIPE_ENV, StripeStub } from '../account/stripe-fixtures.ts';
+import { migrateToLatest, openDatabase, type Db } from '../../src/storage/database.ts';
+import { createRepositories, type Repositories } from '../../src/storage/repositories/index.ts';
+import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts';
+import { PasswordHasher } from '../../src/accounts/password-hasher.ts';
+import { TEST_SCRYPT } from '../support/customer-app.ts';
+import { buildAppOn } from '../support/app.ts';
+import { paidInvoice, signedEvent, STRIPE_ENV, StripeStub } from '../billing/stripe-fixtures.ts';
 import { makeLot } from '../support/fixtures.ts';
 import { launchChromium, lowContrastTexts, runnable, SCREENSHOTS } from './support.ts';
 
@@ -60,13 +61,11 @@ async function startApp(env: Record<string, string> = {}, stripe?: StripeStub): 
   await migrateToLatest(db);
   const repos = createRepositories(db);
   const rateLimiter = new MemoryRateLimiter();
-  const app = await buildApp({
+  const app = await buildAppOn({
     config,
     db,
-    repos,
     rateLimiter,
-    logger: false,
-    customerAccounts: {
+    overrides: {
       passwordCost: TEST_SCRYPT,
       ...(stripe ? { stripeApiBase: { host: '127.0.0.1', port: stripe.port, protocol: 'http' as const }, stripeCheckoutOrigin: stripe.origin } : {}),
     },

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateLots } from '../../src/seed/synthetic-lots.ts';
+import { generateLots } from '../../src/dev/seed/synthetic-lots.ts';
 import { BIN, cliEnv, makeDataDir, openCliDatabase, runCli } from './run-cli.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));

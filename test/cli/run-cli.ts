@@ -4,8 +4,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openDatabase, type Db } from '../../src/db/database.ts';
-import { createRepositories, type Repositories } from '../../src/repositories/index.ts';
+import { openDatabase, type Db } from '../../src/storage/database.ts';
+import { createRepositories, type Repositories } from '../../src/storage/repositories/index.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/vinhistory.js', import.meta.url));
 

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
-import { openLotSource, type LotSourceOptions } from '../../src/ingest/open-lot-source.ts';
+import { openLotSource, type LotSourceOptions } from '../../src/ingest/sources/open-lot-source.ts';
 import { prepareRecord, type PreparedRecord } from '../../src/ingest/prepare-lot.ts';
 
 export const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));

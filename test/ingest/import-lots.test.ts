@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Lot } from '../../src/domain/lot.ts';
 import { ImportInterruptedError, importLots, importPreparedChunks, SourceReadError, type PreparedChunk, type RejectedRecord } from '../../src/ingest/import-lots.ts';
-import { readNdjsonRecords } from '../../src/ingest/ndjson-records.ts';
-import type { SourceRecord } from '../../src/ingest/source-record.ts';
+import { readNdjsonRecords } from '../../src/ingest/formats/ndjson-records.ts';
+import type { SourceRecord } from '../../src/ingest/sources/source-record.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
 import { makeLot, validVin } from '../support/fixtures.ts';
 

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrateToLatest, openDatabase } from '../../src/db/database.ts';
-import { createRepositories, type Repositories } from '../../src/repositories/index.ts';
-import type { Db } from '../../src/db/database.ts';
+import { migrateToLatest, openDatabase } from '../../src/storage/database.ts';
+import { createRepositories, type Repositories } from '../../src/storage/repositories/index.ts';
+import type { Db } from '../../src/storage/database.ts';
 import { newTestSchemaName } from '../support/databases.ts';
 import { TEST_POSTGRES_URL, TEST_REDIS_URL } from '../support/env.ts';
 import { createCustomer, makeLot, validVin, type Customer } from '../support/fixtures.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { migrateToLatest, openDatabase, type Db, type DialectName } from '../../src/db/database.ts';
-import { createRepositories, type Repositories } from '../../src/repositories/index.ts';
+import { migrateToLatest, openDatabase, type Db, type DialectName } from '../../src/storage/database.ts';
+import { createRepositories, type Repositories } from '../../src/storage/repositories/index.ts';
 import { TEST_POSTGRES_URL } from './env.ts';
 
 /** Every dialect this run tests: SQLite always, PostgreSQL when TEST_POSTGRES_URL is set. */

@@ -1,7 +1,7 @@
 import type { Lot } from '../../src/domain/lot.ts';
 import { LOT_FIELDS } from '../../src/domain/lot.ts';
 import { computeCheckDigit } from '../../src/domain/vin.ts';
-import type { Repositories } from '../../src/repositories/index.ts';
+import type { Repositories } from '../../src/storage/repositories/index.ts';
 
 /** A North American VIN with a correct check digit, built from a 16-character stem. */
 export function validVin(stem = '1HGCM82633A00435'): string {

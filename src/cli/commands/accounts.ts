@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { SubscriptionRow } from '../../db/schema.ts';
+import type { SubscriptionRow } from '../../storage/schema.ts';
 import { CliError } from '../cli-error.ts';
 import { inTransaction, withDatabase } from '../database.ts';
 import { parseEmail, parsePlanCode } from '../options.ts';

@@ -16,8 +16,8 @@ import {
   type ImportSummary,
   type LotSink,
 } from '../../ingest/import-lots.ts';
-import { FileOpenError, readFileInWorker, WORKER_CHUNK_SIZE } from '../../ingest/read-file-in-worker.ts';
-import { FORMATS, InputRefusedError, openLotSource, type FormatName } from '../../ingest/open-lot-source.ts';
+import { FileOpenError, readFileInWorker, WORKER_CHUNK_SIZE } from '../../ingest/worker/read-file-in-worker.ts';
+import { FORMATS, InputRefusedError, openLotSource, type FormatName } from '../../ingest/sources/open-lot-source.ts';
 import { startProgress } from '../../ingest/progress.ts';
 import { SkippedReport } from '../../ingest/skipped-report.ts';
 import { CliError } from '../cli-error.ts';

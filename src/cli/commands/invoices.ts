@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import type { InvoiceRow } from '../../db/schema.ts';
-import { PaymentError } from '../../services/payments/payment-provider.ts';
-import { payManualInvoice, voidManualInvoice } from '../../services/payments/manual-invoices.ts';
-import { BANK_DETAILS_SETTING } from '../../services/payments/manual-provider.ts';
+import type { InvoiceRow } from '../../storage/schema.ts';
+import { PaymentError } from '../../billing/payment-provider.ts';
+import { payManualInvoice, voidManualInvoice } from '../../billing/manual-invoices.ts';
+import { BANK_DETAILS_SETTING } from '../../billing/manual-provider.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
 import { parseEmail } from '../options.ts';

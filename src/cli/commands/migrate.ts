@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.ts';
-import { migrateToLatest, openDatabase } from '../../db/database.ts';
+import { migrateToLatest, openDatabase } from '../../storage/database.ts';
 
 export function registerMigrateCommand(program: Command): void {
   program

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { PlanRow } from '../../db/schema.ts';
+import type { PlanRow } from '../../storage/schema.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
 import { parseName, parseNonNegativeInteger, parsePlanCode, parsePositiveInteger } from '../options.ts';

@@ -2,8 +2,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { BULK_LOAD_BATCH_SIZE, tuneForBulkLoad } from '../../ingest/bulk-load.ts';
 import { emptySummary, importLots, ImportInterruptedError, type ImportSummary } from '../../ingest/import-lots.ts';
 import { startProgress } from '../../ingest/progress.ts';
-import type { SourceRecord } from '../../ingest/source-record.ts';
-import { generateLots, MAX_SYNTHETIC_LOTS, VinReservoir } from '../../seed/synthetic-lots.ts';
+import type { SourceRecord } from '../../ingest/sources/source-record.ts';
+import { generateLots, MAX_SYNTHETIC_LOTS, VinReservoir } from '../../dev/seed/synthetic-lots.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
 import { parseNonNegativeInteger, parsePositiveInteger } from '../options.ts';
@@ -20,7 +20,7 @@ const SAMPLE_VINS = 5;
 const EXIT_INTERRUPTED = 130;
 
 const HELP_AFTER = `
-Writes synthetic lots for load tests and demos (src/seed/synthetic-lots.ts): valid VINs with
+Writes synthetic lots for load tests and demos (src/dev/seed/synthetic-lots.ts): valid VINs with
 check digits, one to four lots per vehicle at Copart and IAAI, plausible damage, odometers, prices,
 photo URLs, and sale dates in the five years before today. The same --seed gives the same vehicles
 and lots (on another day their sale dates move with today), and runs with different seeds do not

@@ -1,0 +1,195 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../storage/database.ts';
+import type { AccountRow } from '../storage/schema.ts';
+import { createRepositories, type Repositories } from '../storage/repositories/index.ts';
+import type { MailSender } from './mail/mail-sender.ts';
+import { passwordResetMessage } from './mail/messages.ts';
+import type { PasswordHasher } from './password-hasher.ts';
+import { hashSecret, newSecret, type SessionService } from './session-service.ts';
+import {
+  addressSubject,
+  emailSubject,
+  LOGIN_PER_ADDRESS,
+  LOGIN_PER_EMAIL,
+  RESET_PER_ADDRESS,
+  RESET_PER_EMAIL,
+  SIGNUP_PER_ADDRESS,
+  Throttle,
+} from './throttle.ts';
+import { addError, checkEmail, checkNewPassword, type FieldErrors } from './validation.ts';
+
+/** A reset link works for an hour, once. */
+export const RESET_LINK_TTL_MS = 60 * 60 * 1000;
+
+export type AuthOutcome =
+  | { kind: 'ok'; account: AccountRow }
+  | { kind: 'invalid'; errors: FieldErrors }
+  | { kind: 'throttled'; retryAfterMs: number };
+
+export interface AccountAuthDeps {
+  db: Db;
+  repos: Repositories;
+  hasher: PasswordHasher;
+  sessions: SessionService;
+  mailer: MailSender;
+  publicBaseUrl: string;
+  /** Where the reset page lives, under PUBLIC_BASE_URL. */
+  resetPath: string;
+  log: FastifyBaseLogger;
+}
+
+const WRONG_CREDENTIALS = 'That email and password do not match an account. Check both, or reset your password.';
+
+/**
+ * Sign-up, log-in, password change and reset. Answers never tell whether an email has an account,
+ * except sign-up (which must say that the address is taken); log-in spends the same time either way.
+ */
+export class AccountAuthService {
+  private readonly throttle: Throttle;
+
+  constructor(private readonly deps: AccountAuthDeps) {
+    this.throttle = new Throttle(deps.repos.authAttempts);
+  }
+
+  async signUp(input: { email: unknown; password: unknown; ip: string; now: Date }): Promise<AuthOutcome> {
+    const errors: FieldErrors = {};
+    const email = checkEmail(input.email);
+    if ('error' in email) addError(errors, 'email', email.error);
+    const passwordError = checkNewPassword(input.password, 'email' in email ? email.email : null);
+    if (passwordError) addError(errors, 'password', passwordError);
+    if (Object.keys(errors).length > 0 || !('email' in email)) return { kind: 'invalid', errors };
+
+    const wait = await this.throttle.retryAfterMs(SIGNUP_PER_ADDRESS, addressSubject(input.ip), input.now);
+    if (wait > 0) return { kind: 'throttled', retryAfterMs: wait };
+    const taken: AuthOutcome = { kind: 'invalid', errors: { email: ['An account with this email already exists. Log in, or reset your password.'] } };
+    if (await this.deps.repos.accounts.findByEmail(email.email)) return taken;
+
+    const hash = await this.deps.hasher.hash(input.password as string);
+    try {
+      const account = await this.deps.db.kysely.transaction().execute(async (trx) => {
+        const repos = createRepositories({ ...this.deps.db, kysely: trx });
+        const created = await repos.accounts.create(email.email, input.now);
+        await repos.passwords.set(created.id, hash, input.now);
+        return created;
+      });
+      await this.throttle.record(SIGNUP_PER_ADDRESS, addressSubject(input.ip), input.now);
+      return { kind: 'ok', account };
+    } catch (error) {
+      // Two sign-ups with one address at once: the other one won.
+      if (this.deps.db.isUniqueViolation(error)) return taken;
+      throw error;
+    }
+  }
+
+  async logIn(input: { email: unknown; password: unknown; ip: string; now: Date }): Promise<AuthOutcome> {
+    const email = checkEmail(input.email);
+    if ('error' in email) return { kind: 'invalid', errors: { email: [email.error] } };
+    if (typeof input.password !== 'string' || input.password === '') return { kind: 'invalid', errors: { password: ['Enter your password.'] } };
+    const password = input.password;
+
+    const { now } = input;
+    const byEmail = emailSubject(email.email);
+    const byAddress = addressSubject(input.ip);
+    const wait = Math.max(
+      await this.throttle.retryAfterMs(LOGIN_PER_EMAIL, byEmail, now),
+      await this.throttle.retryAfterMs(LOGIN_PER_ADDRESS, byAddress, now),
+    );
+    // Refused before the password is even looked at: guessing on does not help.
+    if (wait > 0) return { kind: 'throttled', retryAfterMs: wait };
+
+    const account = await this.deps.repos.accounts.findByEmail(email.email);
+    const stored = account ? await this.deps.repos.passwords.get(account.id) : undefined;
+    let ok = false;
+    if (stored === undefined) await this.deps.hasher.burn(password);
+    else ok = await this.deps.hasher.verify(password, stored);
+
+    if (!ok || !account) {
+      await this.throttle.record(LOGIN_PER_EMAIL, byEmail, now);
+      await this.throttle.record(LOGIN_PER_ADDRESS, byAddress, now);
+      await this.throttle.prune(now);
+      return { kind: 'invalid', errors: { form: [WRONG_CREDENTIALS] } };
+    }
+    await this.throttle.clear(LOGIN_PER_EMAIL, byEmail);
+    if (this.deps.hasher.needsRehash(stored!)) await this.deps.repos.passwords.set(account.id, await this.deps.hasher.hash(password), now);
+    return { kind: 'ok', account };
+  }
+
+  /** Changes the password and logs out every other browser of the account. */
+  async changePassword(input: { accountId: string; email: string; current: unknown; next: unknown; keepSessionId: string; now: Date }): Promise<FieldErrors | null> {
+    const errors: FieldErrors = {};
+    const stored = await this.deps.repos.passwords.get(input.accountId);
+    if (typeof input.current !== 'string' || input.current === '') addError(errors, 'current_password', 'Enter your current password.');
+    else if (stored === undefined || !(await this.deps.hasher.verify(input.current, stored))) addError(errors, 'current_password', 'That is not your current password.');
+    const nextError = checkNewPassword(input.next, input.email);
+    if (nextError) addError(errors, 'new_password', nextError);
+    if (Object.keys(errors).length > 0) return errors;
+
+    await this.deps.repos.passwords.set(input.accountId, await this.deps.hasher.hash(input.next as string), input.now);
+    await this.deps.repos.passwordResets.invalidateForAccount(input.accountId, input.now);
+    await this.deps.sessions.endOthers(input.accountId, input.keepSessionId);
+    return null;
+  }
+
+  /**
+   * Sends a reset link if the address has an account (with a password or not: an account made by
+   * the operator sets its first password this way). The caller shows the same answer whatever
+   * happened; only a flood from one network address is refused openly.
+   */
+  async requestReset(input: { email: unknown; ip: string; now: Date }): Promise<{ kind: 'done' } | { kind: 'invalid'; errors: FieldErrors } | { kind: 'throttled'; retryAfterMs: number }> {
+    const email = checkEmail(input.email);
+    if ('error' in email) return { kind: 'invalid', errors: { email: [email.error] } };
+    const { now } = input;
+    const byAddress = addressSubject(input.ip);
+    const addressWait = await this.throttle.retryAfterMs(RESET_PER_ADDRESS, byAddress, now);
+    if (addressWait > 0) return { kind: 'throttled', retryAfterMs: addressWait };
+    await this.throttle.record(RESET_PER_ADDRESS, byAddress, now);
+
+    const byEmail = emailSubject(email.email);
+    if ((await this.throttle.retryAfterMs(RESET_PER_EMAIL, byEmail, now)) > 0) return { kind: 'done' };
+    await this.throttle.record(RESET_PER_EMAIL, byEmail, now);
+
+    const account = await this.deps.repos.accounts.findByEmail(email.email);
+    if (!account) return { kind: 'done' };
+    await this.deps.repos.passwordResets.deleteExpired(now);
+    const token = newSecret();
+    await this.deps.repos.passwordResets.create({
+      tokenHash: hashSecret(token),
+      accountId: account.id,
+      now,
+      expiresAt: new Date(now.getTime() + RESET_LINK_TTL_MS),
+    });
+    const link = `${this.deps.publicBaseUrl}${this.deps.resetPath}?token=${encodeURIComponent(token)}`;
+    await this.deps.mailer.send(passwordResetMessage({ to: account.email, link, validMinutes: RESET_LINK_TTL_MS / 60_000 }));
+    this.deps.log.info({ account: account.id }, 'password reset link sent');
+    return { kind: 'done' };
+  }
+
+  /** The email a live reset link is for, or null (unknown, used or expired). */
+  async resetLinkEmail(token: unknown, now: Date): Promise<string | null> {
+    if (typeof token !== 'string' || token.length === 0 || token.length > 200) return null;
+    return (await this.deps.repos.passwordResets.findLive(hashSecret(token), now))?.email ?? null;
+  }
+
+  /**
+   * Sets a new password through a reset link, which is used up. Every session of the account ends
+   * (whoever reset it may be the owner locking a thief out), and log-in throttling for the email
+   * is lifted.
+   */
+  async resetPassword(input: { token: unknown; password: unknown; now: Date }): Promise<{ kind: 'ok'; account: AccountRow } | { kind: 'invalid'; errors: FieldErrors } | { kind: 'expired' }> {
+    if (typeof input.token !== 'string' || input.token.length === 0 || input.token.length > 200) return { kind: 'expired' };
+    const tokenHash = hashSecret(input.token);
+    const live = await this.deps.repos.passwordResets.findLive(tokenHash, input.now);
+    if (!live) return { kind: 'expired' };
+    const error = checkNewPassword(input.password, live.email);
+    if (error) return { kind: 'invalid', errors: { password: [error] } };
+    const hash = await this.deps.hasher.hash(input.password as string);
+    if (!(await this.deps.repos.passwordResets.consume(tokenHash, input.now))) return { kind: 'expired' };
+    await this.deps.repos.passwords.set(live.accountId, hash, input.now);
+    await this.deps.repos.passwordResets.invalidateForAccount(live.accountId, input.now);
+    await this.deps.sessions.endAll(live.accountId);
+    await this.throttle.clear(LOGIN_PER_EMAIL, emailSubject(live.email));
+    const account = await this.deps.repos.accounts.findById(live.accountId);
+    if (!account) return { kind: 'expired' };
+    return { kind: 'ok', account };
+  }
+}

@@ -1,0 +1,233 @@
+import type { Db } from '../storage/database.ts';
+import type { AccountRow, InvoiceRow, PlanRow, SubscriptionBillingRow, SubscriptionRow } from '../storage/schema.ts';
+import { billingPeriodAt } from '../limits/billing-period.ts';
+import type { Repositories } from '../storage/repositories/index.ts';
+import { PaymentError, type ChangeContext, type PaymentProvider } from './payment-provider.ts';
+import { comparePlans, type Billing } from './pricing.ts';
+import { inTransaction } from './transaction.ts';
+
+export type ProviderName = SubscriptionBillingRow['provider'];
+
+export interface BillingOverview {
+  /** The subscription in force now, with its plan; null when there is none. */
+  subscription: SubscriptionRow | null;
+  plan: PlanRow | null;
+  provider: ProviderName | null;
+  /** End of the term paid for (manual, Stripe); null for subscriptions arranged with the operator. */
+  paidThrough: Date | null;
+  /** When access ends, if it is going to: cancelled, or a manual term not yet renewed. */
+  endsAt: Date | null;
+  cancelAtPeriodEnd: boolean;
+  scheduledPlan: PlanRow | null;
+  /** The last subscription, when none is in force: "ended on ...". */
+  lapsed: SubscriptionRow | null;
+  invoices: InvoiceRow[];
+  openInvoices: InvoiceRow[];
+  /** The public price list. */
+  plans: PlanRow[];
+  /** What the customer may do from the billing page. */
+  can: { choose: boolean; change: boolean; cancel: boolean; resume: boolean; renew: boolean };
+}
+
+export type ChooseResult =
+  | { kind: 'redirect'; url: string }
+  | { kind: 'invoice'; invoice: InvoiceRow }
+  | { kind: 'upgraded'; plan: PlanRow }
+  | { kind: 'scheduled'; plan: PlanRow; at: Date }
+  | { kind: 'unscheduled'; plan: PlanRow };
+
+export interface BillingServiceOptions {
+  db: Db;
+  repos: Repositories;
+  /** Who bills a new subscription: Stripe when configured, manual invoices otherwise. */
+  checkout: PaymentProvider;
+  /** Every provider a subscription may have been made with (a deployment may have switched). */
+  providers: { manual: PaymentProvider; stripe?: PaymentProvider };
+}
+
+/**
+ * The customer's side of billing: what the account has, and the changes it may make. The rules,
+ * the same for both providers (docs/account.md):
+ * - a first subscription starts when its first term is paid;
+ * - an upgrade (a dearer plan) applies at once, charged for the rest of the paid term; the billing
+ *   period's anchor and its count carry over, and the new quota applies to that count;
+ * - a downgrade applies at the renewal; until then nothing changes;
+ * - cancelling keeps the plan to the end of the paid term (for a subscription arranged with the
+ *   operator, to the end of the current monthly period), and can be taken back until then;
+ * - the billing period (monthly/annual) of a running subscription does not change.
+ */
+export class BillingService {
+  constructor(private readonly options: BillingServiceOptions) {}
+
+  private get repos(): Repositories {
+    return this.options.repos;
+  }
+
+  async publicPlans(): Promise<PlanRow[]> {
+    return (await this.repos.plans.list()).filter((plan) => plan.is_public === 1);
+  }
+
+  async overview(accountId: string, now = new Date()): Promise<BillingOverview> {
+    const [subscription, invoices, plans] = await Promise.all([
+      this.repos.subscriptions.findActive(accountId, now),
+      this.repos.invoices.listForAccount(accountId),
+      this.publicPlans(),
+    ]);
+    const openInvoices = invoices.filter((invoice) => invoice.status === 'open');
+    if (!subscription) {
+      const latest = await this.repos.subscriptions.findLatest(accountId);
+      return {
+        subscription: null,
+        plan: null,
+        provider: null,
+        paidThrough: null,
+        endsAt: null,
+        cancelAtPeriodEnd: false,
+        scheduledPlan: null,
+        lapsed: latest ?? null,
+        invoices,
+        openInvoices,
+        plans,
+        can: { choose: true, change: false, cancel: false, resume: false, renew: false },
+      };
+    }
+    const [plan, billing] = await Promise.all([this.repos.plans.findByCode(subscription.plan_code), this.repos.billing.find(subscription.id)]);
+    const provider: ProviderName = billing?.provider ?? 'operator';
+    const cancelAtPeriodEnd = billing?.cancel_at_period_end === 1;
+    const paidThrough = billing?.paid_through ? new Date(billing.paid_through) : null;
+    const scheduledPlan = billing?.scheduled_plan_code ? ((await this.repos.plans.findByCode(billing.scheduled_plan_code)) ?? null) : null;
+    const endsAt =
+      provider === 'stripe' ? (cancelAtPeriodEnd ? paidThrough : null) : subscription.ends_at ? new Date(subscription.ends_at) : null;
+    const selfService = provider !== 'operator' && plan?.is_public === 1;
+    return {
+      subscription,
+      plan: plan ?? null,
+      provider,
+      paidThrough,
+      endsAt,
+      cancelAtPeriodEnd,
+      scheduledPlan,
+      lapsed: null,
+      invoices,
+      openInvoices,
+      plans,
+      can: {
+        choose: false,
+        change: selfService && !cancelAtPeriodEnd,
+        cancel: !cancelAtPeriodEnd && (provider !== 'operator' || subscription.ends_at === null),
+        resume: cancelAtPeriodEnd,
+        renew: provider === 'manual' && !cancelAtPeriodEnd,
+      },
+    };
+  }
+
+  private providerFor(billing: SubscriptionBillingRow): PaymentProvider {
+    const provider = billing.provider === 'stripe' ? this.options.providers.stripe : billing.provider === 'manual' ? this.options.providers.manual : undefined;
+    if (!provider) throw new PaymentError('This subscription is billed in a way this service cannot change now; contact us.');
+    return provider;
+  }
+
+  /** The subscription in force and what changing it needs, or a refusal the customer can read. */
+  private async changeContext(account: AccountRow, now: Date): Promise<ChangeContext> {
+    const subscription = await this.repos.subscriptions.findActive(account.id, now);
+    if (!subscription) throw new PaymentError('You have no plan in force. Choose one below.');
+    const [current, billing] = await Promise.all([this.repos.plans.findByCode(subscription.plan_code), this.repos.billing.find(subscription.id)]);
+    if (!current) throw new Error(`subscription ${subscription.id} names unknown plan ${subscription.plan_code}`);
+    return {
+      account,
+      subscription,
+      current,
+      now,
+      billing: billing ?? { subscription_id: subscription.id, provider: 'operator', external_id: null, cancel_at_period_end: 0, scheduled_plan_code: null, paid_through: null, updated_at: now.toISOString() },
+    };
+  }
+
+  async choose(account: AccountRow, planCode: string, billing: Billing, now = new Date()): Promise<ChooseResult> {
+    const plan = await this.repos.plans.findByCode(planCode);
+    if (!plan || plan.is_public !== 1) throw new PaymentError('That plan is not on the price list. Choose one of the plans shown.');
+    const active = await this.repos.subscriptions.findActive(account.id, now);
+    if (!active) return this.options.checkout.purchase({ account, plan, billing, now });
+
+    const context = await this.changeContext(account, now);
+    if (context.billing.provider === 'operator' || context.current.is_public !== 1) {
+      throw new PaymentError('Your plan was arranged with our team; write to us to change it.');
+    }
+    if (context.billing.cancel_at_period_end === 1) throw new PaymentError('Your plan is cancelled at the end of the term. Resume it first to change it.');
+    if (billing !== context.subscription.billing) {
+      throw new PaymentError(
+        `Your plan is billed ${context.subscription.billing === 'annual' ? 'annually' : 'monthly'}, and a running subscription keeps its billing period. Choose a ${context.subscription.billing} price, or cancel and subscribe again when the term ends.`,
+      );
+    }
+    const provider = this.providerFor(context.billing);
+    const order = comparePlans(plan, context.current);
+    if (plan.code === context.current.code) {
+      if (!context.billing.scheduled_plan_code) throw new PaymentError(`You are already on the ${plan.name} plan.`);
+      await provider.scheduleChange(context, null);
+      return { kind: 'unscheduled', plan };
+    }
+    if (order > 0) {
+      const result = await provider.upgrade(context, plan);
+      return result.kind === 'invoice' ? { kind: 'invoice', invoice: result.invoice } : { kind: 'upgraded', plan };
+    }
+    await provider.scheduleChange(context, plan);
+    const at = context.billing.paid_through ? new Date(context.billing.paid_through) : now;
+    return { kind: 'scheduled', plan, at };
+  }
+
+  /** Withdraws a downgrade waiting for the renewal. */
+  async keepCurrentPlan(account: AccountRow, now = new Date()): Promise<void> {
+    const context = await this.changeContext(account, now);
+    if (!context.billing.scheduled_plan_code) return;
+    await this.providerFor(context.billing).scheduleChange(context, null);
+  }
+
+  /** Returns the date the plan ends. */
+  async cancel(account: AccountRow, now = new Date()): Promise<Date> {
+    const context = await this.changeContext(account, now);
+    if (context.billing.cancel_at_period_end === 1) throw new PaymentError('Your plan is already cancelled.');
+    if (context.billing.provider === 'operator') {
+      if (context.subscription.ends_at !== null) throw new PaymentError('Your plan already has an end date; write to us to change it.');
+      // No paid term to run out: the plan runs to the end of the current monthly period.
+      const end = billingPeriodAt(new Date(context.subscription.started_at), now).end;
+      await inTransaction(this.options.db, async (repos) => {
+        await repos.billing.ensure(context.subscription.id, 'operator', now);
+        await repos.billing.setCancelAtPeriodEnd(context.subscription.id, true, now);
+        await repos.subscriptions.setEndsAt(context.subscription.id, end);
+      });
+      return end;
+    }
+    await this.providerFor(context.billing).setCancelAtPeriodEnd(context, true);
+    return new Date(context.billing.paid_through ?? context.subscription.ends_at ?? now);
+  }
+
+  async resume(account: AccountRow, now = new Date()): Promise<void> {
+    const context = await this.changeContext(account, now);
+    if (context.billing.cancel_at_period_end !== 1) return;
+    if (context.billing.provider === 'operator') {
+      await inTransaction(this.options.db, async (repos) => {
+        await repos.billing.setCancelAtPeriodEnd(context.subscription.id, false, now);
+        await repos.subscriptions.setEndsAt(context.subscription.id, null);
+      });
+      return;
+    }
+    await this.providerFor(context.billing).setCancelAtPeriodEnd(context, false);
+  }
+
+  /** Manual billing: the invoice for the next term. */
+  async renew(account: AccountRow, now = new Date()): Promise<InvoiceRow> {
+    const context = await this.changeContext(account, now);
+    const provider = this.providerFor(context.billing);
+    if (!provider.renew) throw new PaymentError('Your plan renews by itself; there is nothing to pay now.');
+    if (context.billing.cancel_at_period_end === 1) throw new PaymentError('Your plan is cancelled at the end of the term. Resume it first to renew it.');
+    return provider.renew(context);
+  }
+
+  /** A customer withdraws an unpaid invoice of theirs (a manual one; Stripe's are settled on Stripe). */
+  async voidInvoice(account: AccountRow, invoiceId: string, now = new Date()): Promise<void> {
+    const invoice = await this.repos.invoices.findForAccount(account.id, invoiceId);
+    if (!invoice) throw new PaymentError('No such invoice.');
+    if (invoice.provider !== 'manual' || invoice.status !== 'open' || !(await this.repos.invoices.markVoid(invoice.id, now))) {
+      throw new PaymentError('Only an unpaid invoice can be cancelled.');
+    }
+  }
+}

@@ -1,0 +1,185 @@
+import type Stripe from 'stripe';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../storage/database.ts';
+import type { InvoiceRow } from '../storage/schema.ts';
+import { createRepositories, type Repositories } from '../storage/repositories/index.ts';
+import { STRIPE_METADATA, STRIPE_RENEWAL_GRACE_MS } from './stripe-provider.ts';
+import { inTransaction } from './transaction.ts';
+
+export type WebhookOutcome = 'applied' | 'duplicate' | 'ignored';
+
+const fromUnix = (seconds: number) => new Date(seconds * 1000);
+const idOf = (value: string | { id: string } | null | undefined): string | null => (value == null ? null : typeof value === 'string' ? value : value.id);
+
+const INVOICE_KIND: Partial<Record<string, InvoiceRow['kind']>> = {
+  subscription_create: 'subscribe',
+  subscription_cycle: 'renew',
+  subscription_update: 'upgrade',
+};
+
+/**
+ * Applies Stripe's events to our subscriptions. Each event is handled once: its id is recorded in
+ * the transaction that applies it, so a redelivery (Stripe retries until it gets a 2xx) or a
+ * second instance handling it at the same moment changes nothing. Events may come in any order.
+ *
+ * - invoice.paid starts a subscription (first invoice, from the metadata set at checkout), or
+ *   extends the paid term (renewal, applying a scheduled downgrade); the invoice is listed in the
+ *   customer's payment history.
+ * - customer.subscription.updated mirrors a cancellation at the period's end made on Stripe's side.
+ * - customer.subscription.deleted ends the subscription.
+ * - checkout.session.completed remembers the account's Stripe customer for its next checkout.
+ */
+export class StripeWebhookHandler {
+  constructor(
+    private readonly db: Db,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async handle(event: Stripe.Event, now = new Date()): Promise<WebhookOutcome> {
+    try {
+      return await inTransaction(this.db, async (repos) => {
+        await repos.billing.recordEvent(event.id, 'stripe', event.type, now);
+        return this.apply(repos, event, now);
+      });
+    } catch (error) {
+      if (this.db.isUniqueViolation(error) && (await this.isRecorded(event.id))) return 'duplicate';
+      throw error;
+    }
+  }
+
+  private async isRecorded(eventId: string): Promise<boolean> {
+    return createRepositories(this.db).billing.hasEvent(eventId);
+  }
+
+  private async apply(repos: Repositories, event: Stripe.Event, now: Date): Promise<WebhookOutcome> {
+    switch (event.type) {
+      case 'checkout.session.completed':
+        return this.checkoutCompleted(repos, event.data.object, now);
+      case 'invoice.paid':
+        return this.invoicePaid(repos, event.data.object, now);
+      case 'customer.subscription.updated':
+        return this.subscriptionUpdated(repos, event.data.object, now);
+      case 'customer.subscription.deleted':
+        return this.subscriptionDeleted(repos, event.data.object, event, now);
+      default:
+        return 'ignored';
+    }
+  }
+
+  private async checkoutCompleted(repos: Repositories, session: Stripe.Checkout.Session, now: Date): Promise<WebhookOutcome> {
+    const accountId = session.client_reference_id;
+    const customerId = idOf(session.customer);
+    if (!accountId || !customerId || !(await repos.accounts.findById(accountId))) return 'ignored';
+    await repos.billing.saveStripeCustomer(accountId, customerId, now);
+    return 'applied';
+  }
+
+  private async invoicePaid(repos: Repositories, invoice: Stripe.Invoice, now: Date): Promise<WebhookOutcome> {
+    const details = invoice.parent?.subscription_details;
+    const stripeSubscriptionId = idOf(details?.subscription);
+    if (!details || !stripeSubscriptionId) return 'ignored';
+    const periods = invoice.lines.data.map((line) => line.period);
+    if (periods.length === 0) return 'ignored';
+    const paidThrough = fromUnix(Math.max(...periods.map((period) => period.end)));
+    const periodStart = fromUnix(Math.min(...periods.map((period) => period.start)));
+
+    let billingRow = await repos.billing.findByExternalId(stripeSubscriptionId);
+    let subscriptionId: string;
+    if (!billingRow) {
+      const metadata = details.metadata ?? {};
+      const accountId = metadata[STRIPE_METADATA.account];
+      const planCode = metadata[STRIPE_METADATA.plan];
+      const billing = metadata[STRIPE_METADATA.billing];
+      const account = accountId ? await repos.accounts.findById(accountId) : undefined;
+      const plan = planCode ? await repos.plans.findByCode(planCode) : undefined;
+      if (!account || !plan || (billing !== 'monthly' && billing !== 'annual')) {
+        // Not one of ours, or made by hand on Stripe: retrying would not help, so it is not an error.
+        this.log.warn({ event: 'invoice.paid', invoice: invoice.id, subscription: stripeSubscriptionId }, 'stripe: paid invoice names no known account and plan; ignored');
+        return 'ignored';
+      }
+      // Stripe's period start is the billing anchor: our monthly quota periods follow its cycle.
+      const startedAt = new Date(Math.min(periodStart.getTime(), now.getTime()));
+      const subscription = await repos.subscriptions.create(
+        { accountId: account.id, planCode: plan.code, billing, startedAt, endsAt: new Date(paidThrough.getTime() + STRIPE_RENEWAL_GRACE_MS) },
+        now,
+      );
+      billingRow = await repos.billing.create({ subscriptionId: subscription.id, provider: 'stripe', externalId: stripeSubscriptionId, paidThrough }, now);
+      const customerId = idOf(invoice.customer);
+      if (customerId) await repos.billing.saveStripeCustomer(account.id, customerId, now);
+      subscriptionId = subscription.id;
+    } else {
+      subscriptionId = billingRow.subscription_id;
+      const subscription = await repos.subscriptions.findById(subscriptionId);
+      if (!subscription) return 'ignored';
+      const known = billingRow.paid_through ? Date.parse(billingRow.paid_through) : 0;
+      if (paidThrough.getTime() > known) {
+        await repos.billing.setPaidThrough(subscriptionId, paidThrough, now);
+        if (subscription.status === 'active') {
+          const grace = billingRow.cancel_at_period_end ? 0 : STRIPE_RENEWAL_GRACE_MS;
+          await repos.subscriptions.setEndsAt(subscriptionId, new Date(paidThrough.getTime() + grace));
+        }
+      }
+      if (invoice.billing_reason === 'subscription_cycle' && billingRow.scheduled_plan_code) {
+        await repos.subscriptions.changePlan(subscriptionId, billingRow.scheduled_plan_code);
+        await repos.billing.setScheduledPlan(subscriptionId, null, now);
+      }
+    }
+    await this.recordInvoice(repos, invoice, subscriptionId, now);
+    return 'applied';
+  }
+
+  /** The payment, in the customer's payment history, with Stripe's own invoice page. */
+  private async recordInvoice(repos: Repositories, invoice: Stripe.Invoice, subscriptionId: string, now: Date): Promise<void> {
+    const kind = INVOICE_KIND[invoice.billing_reason ?? ''] ?? 'renew';
+    if (await repos.invoices.findByExternalId(invoice.id)) return;
+    const subscription = await repos.subscriptions.findById(subscriptionId);
+    if (!subscription) return;
+    const paidAt = invoice.status_transitions?.paid_at ? fromUnix(invoice.status_transitions.paid_at) : now;
+    await repos.invoices.create(
+      {
+        account_id: subscription.account_id,
+        provider: 'stripe',
+        kind,
+        plan_code: subscription.plan_code,
+        billing: subscription.billing,
+        amount_cents: invoice.amount_paid,
+        currency: invoice.currency,
+        description: invoice.lines.data[0]?.description ?? `vinhistory ${subscription.plan_code}`,
+        subscription_id: subscriptionId,
+        status: 'paid',
+        paid_at: paidAt.toISOString(),
+        reference: invoice.number ?? invoice.id,
+        external_id: invoice.id,
+        hosted_url: invoice.hosted_invoice_url ?? null,
+      },
+      now,
+    );
+  }
+
+  private async subscriptionUpdated(repos: Repositories, remote: Stripe.Subscription, now: Date): Promise<WebhookOutcome> {
+    const billingRow = await repos.billing.findByExternalId(remote.id);
+    if (!billingRow) return 'ignored';
+    const cancel = remote.cancel_at_period_end || remote.cancel_at !== null;
+    if (Boolean(billingRow.cancel_at_period_end) !== cancel) {
+      await repos.billing.setCancelAtPeriodEnd(billingRow.subscription_id, cancel, now);
+      if (billingRow.paid_through) {
+        const paidThrough = Date.parse(billingRow.paid_through);
+        await repos.subscriptions.setEndsAt(billingRow.subscription_id, new Date(cancel ? paidThrough : paidThrough + STRIPE_RENEWAL_GRACE_MS));
+      }
+    }
+    // Stripe gave up on collecting (or the first payment expired): access ends now.
+    if (remote.status === 'unpaid' || remote.status === 'incomplete_expired') {
+      await repos.subscriptions.end(billingRow.subscription_id, now);
+    }
+    return 'applied';
+  }
+
+  private async subscriptionDeleted(repos: Repositories, remote: Stripe.Subscription, event: Stripe.Event, now: Date): Promise<WebhookOutcome> {
+    const billingRow = await repos.billing.findByExternalId(remote.id);
+    if (!billingRow) return 'ignored';
+    const endedAt = remote.ended_at ? fromUnix(remote.ended_at) : fromUnix(event.created);
+    await repos.subscriptions.end(billingRow.subscription_id, new Date(Math.min(endedAt.getTime(), now.getTime())));
+    await repos.billing.setCancelAtPeriodEnd(billingRow.subscription_id, false, now);
+    return 'applied';
+  }
+}

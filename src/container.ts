@@ -1,0 +1,126 @@
+import type Stripe from 'stripe';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.ts';
+import type { Db } from './storage/database.ts';
+import { createRepositories, type Repositories } from './storage/repositories/index.ts';
+import { Metrics } from './observability/metrics.ts';
+import type { RateLimiter } from './limits/rate/rate-limiter.ts';
+import { createRateLimiter } from './limits/rate/create-rate-limiter.ts';
+import { UsageService } from './limits/usage-service.ts';
+import { SearchService } from './search/search-service.ts';
+import { createMailSender } from './accounts/mail/create-mail-sender.ts';
+import type { MailSender } from './accounts/mail/mail-sender.ts';
+import { AccountAuthService } from './accounts/account-auth-service.ts';
+import { PasswordHasher, type ScryptCost } from './accounts/password-hasher.ts';
+import { SessionService } from './accounts/session-service.ts';
+import { createPayments, type PaymentsSetup } from './billing/create-payments.ts';
+import type { StripeApiBase } from './billing/stripe-client.ts';
+import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
+import { BILLING_PATH, RESET_PASSWORD_PATH } from './web/paths.ts';
+
+
+/** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
+export interface ContainerOverrides {
+  mailer?: MailSender;
+  stripeClient?: Stripe;
+  stripeApiBase?: StripeApiBase;
+  /** The origin of Stripe's checkout pages, allowed as a form target by the pages' CSP. */
+  stripeCheckoutOrigin?: string;
+  passwordCost?: ScryptCost;
+}
+
+export interface ContainerOptions {
+  config: Config;
+  db: Db;
+  log: FastifyBaseLogger;
+  /** Defaults to a fresh registry without the process metrics (tests build many containers). */
+  metrics?: Metrics;
+  /** Defaults to the configured limiter (in-process, or Redis with an in-process fallback). */
+  rateLimiter?: RateLimiter;
+  now?: () => Date;
+  overrides?: ContainerOverrides;
+}
+
+/**
+ * Every service of the product, built once. The server, the CLI and the tests all take their
+ * services from here; routes and commands call these, and only these reach storage.
+ */
+export interface Container {
+  readonly config: Config;
+  readonly metrics: Metrics;
+  readonly rateLimiter: RateLimiter;
+  /** Storage health, for the load balancer's probe. */
+  readonly database: Pick<Db, 'ping' | 'dialect'>;
+  // Search and limits.
+  readonly search: SearchService;
+  readonly usage: UsageService;
+  // Accounts and billing.
+  readonly hasher: PasswordHasher;
+  readonly sessions: SessionService;
+  readonly auth: AccountAuthService;
+  readonly mailer: MailSender;
+  readonly payments: PaymentsSetup;
+  readonly stripeWebhooks: StripeWebhookHandler | null;
+  readonly stripeCheckoutOrigin: string;
+  /**
+   * @deprecated Transitional: a route or command that still reads this reaches storage around its
+   * service. Being removed room by room.
+   */
+  readonly repos: Repositories;
+  /** Closes what the container opened (the rate limiter's Redis connection, the mailer); not the database. */
+  close(): Promise<void>;
+}
+
+export function createContainer(options: ContainerOptions): Container {
+  const { config, db, log } = options;
+  const overrides = options.overrides ?? {};
+  const repos = createRepositories(db);
+  const metrics = options.metrics ?? new Metrics({ defaultMetrics: false });
+  const limiterSetup = options.rateLimiter
+    ? // A limiter handed in belongs to whoever made it, who closes it.
+      { limiter: options.rateLimiter, close: async () => {} }
+    : createRateLimiter(config, metrics, log.child({ component: 'rate-limiter' }));
+
+  const search = new SearchService({
+    metrics,
+    repos,
+    rateLimiter: limiterSetup.limiter,
+    publicBaseUrl: config.publicBaseUrl,
+    ...(options.now ? { now: options.now } : {}),
+    onBackgroundError: (error) => log.warn({ err: error }, 'background write failed'),
+  });
+
+  const hasher = new PasswordHasher(overrides.passwordCost);
+  const sessions = new SessionService(repos);
+  const mailer = overrides.mailer ?? createMailSender(config, log);
+  const auth = new AccountAuthService({ db, repos, hasher, sessions, mailer, publicBaseUrl: config.publicBaseUrl, resetPath: RESET_PASSWORD_PATH, log });
+  const payments = createPayments({
+    config,
+    db,
+    repos,
+    returnPath: BILLING_PATH,
+    ...(overrides.stripeClient ? { stripeClient: overrides.stripeClient } : {}),
+    ...(overrides.stripeApiBase ? { stripeApiBase: overrides.stripeApiBase } : {}),
+  });
+
+  return Object.freeze({
+    config,
+    metrics,
+    rateLimiter: limiterSetup.limiter,
+    database: db,
+    search,
+    usage: new UsageService(repos),
+    hasher,
+    sessions,
+    auth,
+    mailer,
+    payments,
+    stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
+    stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
+    repos,
+    close: async () => {
+      await mailer.close();
+      await limiterSetup.close();
+    },
+  });
+}

@@ -1,0 +1,66 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ApiError } from '../../../errors.ts';
+import { authErrorResponses, ErrorSchema } from '../schemas.ts';
+
+/** Usage is free, but a loop calling it must not load the service: its own small rate per account. */
+export const USAGE_RATE_PER_SECOND = 5;
+
+const UsageSchema = Type.Object(
+  {
+    plan: Type.Object({ code: Type.String(), name: Type.String() }),
+    billing: Type.Union([Type.Literal('monthly'), Type.Literal('annual')]),
+    rate_per_second: Type.Integer({ description: 'Searches per second the plan allows.' }),
+    quota: Type.Integer({ description: 'Searches per billing period.' }),
+    used: Type.Integer({ description: 'Searches counted in the current period.' }),
+    remaining: Type.Integer({ description: 'Searches left in the current period.' }),
+    period_start: Type.String({ format: 'date-time' }),
+    resets_at: Type.String({ format: 'date-time', description: 'End of the current period, when the quota resets.' }),
+  },
+  { $id: 'Usage', title: 'Usage' },
+);
+
+const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addSchema(UsageSchema);
+  app.get(
+    '/api/v1/usage',
+    {
+      onRequest: app.authenticateCustomer,
+      schema: {
+        tags: ['Account'],
+        summary: "The account's plan and its use in the current billing period",
+        description: `Free: not counted against the quota and not limited by the search rate (it has its own limit of ${USAGE_RATE_PER_SECOND} calls per second).`,
+        operationId: 'usage',
+        security: [{ apiToken: [] }],
+        response: {
+          200: Type.Ref(UsageSchema),
+          ...authErrorResponses,
+          429: Type.Ref(ErrorSchema, { description: 'More than 5 usage calls in one second; see Retry-After.' }),
+        },
+      },
+    },
+    async (request) => {
+      const principal = request.principal!;
+      const guard = await app.services.rateLimiter.consume(`usage:${principal.accountId}`, USAGE_RATE_PER_SECOND);
+      if (!guard.allowed) {
+        throw new ApiError('RATE_LIMITED', `Too many usage calls: at most ${USAGE_RATE_PER_SECOND} per second.`, {
+          headers: { 'retry-after': String(Math.max(1, Math.ceil(guard.resetMs / 1000))) },
+        });
+      }
+      const usage = await app.services.usage.forAccount(principal.accountId);
+      if (!usage) throw new ApiError('SUBSCRIPTION_REQUIRED', 'Your account has no active subscription.');
+      return {
+        plan: usage.plan,
+        billing: usage.billing,
+        rate_per_second: usage.ratePerSecond,
+        quota: usage.quota,
+        used: usage.used,
+        remaining: usage.remaining,
+        period_start: usage.periodStart.toISOString(),
+        resets_at: usage.resetsAt.toISOString(),
+      };
+    },
+  );
+};
+
+export default usageRoutes;

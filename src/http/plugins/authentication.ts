@@ -1,0 +1,51 @@
+import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { tokenFromAuthorization } from '../../domain/api-token.ts';
+import { ApiError, UNAUTHENTICATED_MESSAGE } from '../../errors.ts';
+import type { ActivePrincipal } from '../../domain/principal.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the `authenticate` hook on customer API routes. */
+    principal: ActivePrincipal | null;
+  }
+  interface FastifyInstance {
+    /** onRequest hook: a live API token of an account with a subscription in force, or 401/402. */
+    authenticateCustomer: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  }
+}
+
+const CHALLENGE = 'Bearer realm="vinhistory"';
+
+/**
+ * Authentication runs as an onRequest hook, before the body is read or validated, because the
+ * contract orders the checks: authentication, then subscription, then the VIN.
+ */
+export default fp(
+  async (app) => {
+    app.decorateRequest('principal', null);
+    app.decorate('authenticateCustomer', async (request: FastifyRequest) => {
+      const header = request.headers.authorization;
+      const token = tokenFromAuthorization(header);
+      if (token === null) {
+        throw new ApiError('UNAUTHENTICATED', UNAUTHENTICATED_MESSAGE, {
+          headers: { 'www-authenticate': header ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE },
+        });
+      }
+      const principal = await app.services.repos.tokens.authenticate(token);
+      if (principal === null) {
+        throw new ApiError('UNAUTHENTICATED', UNAUTHENTICATED_MESSAGE, {
+          headers: { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` },
+        });
+      }
+      if (principal.subscription === null) {
+        throw new ApiError(
+          'SUBSCRIPTION_REQUIRED',
+          'Your account has no active subscription (expired, cancelled or unpaid). Buy or renew a plan in your personal account to search again.',
+        );
+      }
+      request.principal = principal as ActivePrincipal;
+    });
+  },
+  { name: 'authentication', dependencies: ['services'] },
+);

@@ -1,0 +1,149 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { PreparedChunk } from '../import-lots.ts';
+import { InputRefusedError } from '../sources/open-lot-source.ts';
+import type { MainMessage, ReadFileJob, WorkerMessage } from './read-file-worker.ts';
+
+/**
+ * Reads, parses and normalises a lot file on a worker thread (read-file-worker.ts), so that the
+ * main thread spends its time storing lots: on a machine with two cores or more, parsing and
+ * storing then run side by side instead of taking turns. Same lots, same reports, same order as
+ * reading the file in-process; importPreparedChunks stores them.
+ */
+export interface WorkerFileSource {
+  description: string;
+  /** The file's size in bytes, and how much of it the worker has read so far. */
+  size: number;
+  bytesRead(): number;
+  /** Set when the file was imported with --enrich, once the file is read. */
+  enriched(): { decoded: number; enriched: number } | undefined;
+  /** Stops the worker if it still runs (the file was not read to the end). */
+  close(): Promise<void>;
+  chunks: AsyncIterable<PreparedChunk>;
+}
+
+/** The file could not be opened or its first bytes read (it does not exist, a broken gzip header). */
+export class FileOpenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FileOpenError';
+  }
+}
+
+/** Lots (or records) per message from the worker, unless the job says otherwise. */
+export const WORKER_CHUNK_SIZE = 500;
+
+const require = createRequire(import.meta.url);
+const WORKER_FILE = new URL('./read-file-worker.ts', import.meta.url).href;
+// (require.resolve finds the CommonJS build of tsx/esm/api; the ES module build sits beside it.)
+const TSX_API = pathToFileURL(require.resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+/**
+ * The worker runs the TypeScript sources the way bin/vinhistory.js does, through tsx's loader,
+ * registered inside the worker before the module is imported (a loader given in execArgv does not
+ * reach a worker's entry module on Node 20).
+ */
+const BOOTSTRAP = `import(${JSON.stringify(TSX_API)})
+  .then(({ register }) => { register(); return import(${JSON.stringify(WORKER_FILE)}); });`;
+
+export async function readFileInWorker(
+  job: Pick<ReadFileJob, 'file' | 'format' | 'mapping' | 'enrichDataDir'> & Partial<Pick<ReadFileJob, 'chunkSize' | 'maxInFlight'>>,
+  options: { onUnpacking?: () => void } = {},
+): Promise<WorkerFileSource> {
+  const worker = new Worker(BOOTSTRAP, {
+    eval: true,
+    workerData: { chunkSize: WORKER_CHUNK_SIZE, maxInFlight: 8, ...job } satisfies ReadFileJob,
+  });
+  const queue: WorkerMessage[] = [];
+  let failure: Error | null = null;
+  let exited = false;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    wake?.();
+    wake = null;
+  };
+  worker.on('message', (message: WorkerMessage) => {
+    if (message.type === 'unpacking') options.onUnpacking?.();
+    else queue.push(message);
+    notify();
+  });
+  worker.on('error', (error) => {
+    failure ??= error;
+    notify();
+  });
+  worker.on('exit', () => {
+    exited = true;
+    notify();
+  });
+  const post = (message: MainMessage) => worker.postMessage(message);
+
+  const next = async (): Promise<WorkerMessage> => {
+    for (;;) {
+      const message = queue.shift();
+      if (message) return message;
+      if (failure) throw failure;
+      if (exited) throw new Error('the file reader stopped unexpectedly');
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  };
+  const stop = async () => {
+    if (exited) return;
+    post({ type: 'stop' });
+    await worker.terminate();
+  };
+
+  let bytesRead = 0;
+  let enriched: { decoded: number; enriched: number } | undefined;
+  const first = await next().catch(async (error: unknown) => {
+    await worker.terminate();
+    throw error;
+  });
+  if (first.type === 'refused') {
+    await worker.terminate();
+    throw first.cannotOpen ? new FileOpenError(first.message) : new InputRefusedError(first.message);
+  }
+  if (first.type !== 'opened') {
+    await worker.terminate();
+    throw new Error(`the file reader answered ${first.type} before opening the file`);
+  }
+
+  /** The worker's messages up to the end of the file, each acknowledged as it is taken. */
+  async function* messages(): AsyncGenerator<Extract<WorkerMessage, { type: 'chunk' }>> {
+    try {
+      for (;;) {
+        const message = await next();
+        if (message.type === 'chunk') {
+          bytesRead = message.bytesRead;
+          post({ type: 'ack' });
+          yield message;
+        } else if (message.type === 'end') {
+          bytesRead = message.bytesRead;
+          enriched = message.enriched;
+          return;
+        } else if (message.type === 'read-error') {
+          bytesRead = message.bytesRead;
+          throw new Error(message.message);
+        } else throw new Error(`the file reader sent ${message.type} in the middle of the file`);
+      }
+    } finally {
+      // Done, failed, or stopped early (Ctrl-C, a database error): the worker has nothing left to do.
+      await stop();
+    }
+  }
+
+  async function* chunks(): AsyncGenerator<PreparedChunk> {
+    for await (const message of messages()) {
+      const { type: _type, bytesRead: _bytes, ...chunk } = message;
+      yield chunk;
+    }
+  }
+
+  return {
+    description: first.description,
+    size: first.size,
+    bytesRead: () => bytesRead,
+    enriched: () => enriched,
+    close: stop,
+    chunks: chunks(),
+  };
+}

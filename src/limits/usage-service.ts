@@ -1,0 +1,42 @@
+import { billingPeriodAt } from './billing-period.ts';
+import type { Repositories } from '../storage/repositories/index.ts';
+
+/** An account's limits and use in the billing period that contains `now`. */
+export interface Usage {
+  plan: { code: string; name: string };
+  billing: 'monthly' | 'annual';
+  ratePerSecond: number;
+  quota: number;
+  used: number;
+  remaining: number;
+  periodStart: Date;
+  /** When the quota resets: the end of the current period. */
+  resetsAt: Date;
+}
+
+/**
+ * The one definition of "usage", shared by the usage endpoint, the search response headers and
+ * the customer's account pages.
+ */
+export class UsageService {
+  constructor(private readonly repos: Repositories) {}
+
+  async forAccount(accountId: string, now = new Date()): Promise<Usage | null> {
+    const subscription = await this.repos.subscriptions.findActive(accountId, now);
+    if (!subscription) return null;
+    const plan = await this.repos.plans.findByCode(subscription.plan_code);
+    if (!plan) throw new Error(`subscription ${subscription.id} names unknown plan ${subscription.plan_code}`);
+    const period = billingPeriodAt(new Date(subscription.started_at), now);
+    const used = await this.repos.searches.usedInPeriod(accountId, period.start.toISOString());
+    return {
+      plan: { code: plan.code, name: plan.name },
+      billing: subscription.billing,
+      ratePerSecond: plan.rate_per_second,
+      quota: plan.monthly_quota,
+      used,
+      remaining: Math.max(0, plan.monthly_quota - used),
+      periodStart: period.start,
+      resetsAt: period.end,
+    };
+  }
+}

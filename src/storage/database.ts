@@ -1,0 +1,95 @@
+import { Kysely, Migrator, sql, type MigrationResultSet } from 'kysely';
+import type { DatabaseConfig } from '../config.ts';
+import { isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
+import { isSqliteUniqueViolation, openSqlite } from './dialects/sqlite/connection.ts';
+import { startCheckpointer } from './dialects/sqlite/checkpointer.ts';
+import { migrations } from './migrations/index.ts';
+import type { Database } from './schema.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** The handle every repository receives: one Kysely instance and the few facts that differ by dialect. */
+export interface Db {
+  readonly kysely: Kysely<Database>;
+  readonly dialect: DialectName;
+  isUniqueViolation(error: unknown): boolean;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** SQLite only: checkpoint the WAL from a worker thread (long-running server processes). */
+  backgroundCheckpoint?: boolean;
+  /** SQLite only: where the checkpointer reports a failure. */
+  onBackgroundError?: (message: string) => void;
+  /** PostgreSQL only: the schema to use (created if missing). */
+  schema?: string;
+  maxConnections?: number;
+}
+
+export async function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): Promise<Db> {
+  if (config.kind === 'sqlite') {
+    const background = options.backgroundCheckpoint === true && config.file !== ':memory:';
+    const { dialect } = openSqlite({ file: config.file, backgroundCheckpoint: background });
+    const kysely = new Kysely<Database>({ dialect });
+    const checkpointer = background ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {})) : null;
+    return handle(kysely, 'sqlite', isSqliteUniqueViolation, async () => {
+      await kysely.destroy();
+      await checkpointer?.stop();
+    });
+  }
+  if (options.schema) {
+    // search_path only takes effect for an existing schema; create it through a plain connection.
+    const bootstrap = openPostgres({ url: config.url, maxConnections: 1 });
+    try {
+      await bootstrap.pool.query(`create schema if not exists "${options.schema.replace(/"/g, '')}"`);
+    } finally {
+      await bootstrap.pool.end();
+    }
+  }
+  const { dialect } = openPostgres({
+    url: config.url,
+    ...(options.schema ? { schema: options.schema } : {}),
+    ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+  });
+  const kysely = new Kysely<Database>({ dialect });
+  return handle(kysely, 'postgres', isPostgresUniqueViolation, () => kysely.destroy());
+}
+
+function handle(kysely: Kysely<Database>, dialect: DialectName, isUniqueViolation: (error: unknown) => boolean, close: () => Promise<void>): Db {
+  return {
+    kysely,
+    dialect,
+    isUniqueViolation,
+    ping: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+    close,
+  };
+}
+
+/**
+ * The migrator for this database and the one migration set. On PostgreSQL it is pinned to the
+ * current schema: Kysely otherwise looks for its bookkeeping tables in every schema of the
+ * database, so a second schema holding them (another deployment, a parallel test) makes it skip
+ * creating its own and then fail on "relation kysely_migration_lock does not exist".
+ */
+export async function createMigrator(db: Db): Promise<Migrator> {
+  let migrationTableSchema: string | undefined;
+  if (db.dialect === 'postgres') {
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
+    migrationTableSchema = rows[0]?.schema ?? undefined;
+  }
+  return new Migrator({
+    db: db.kysely,
+    provider: { getMigrations: async () => migrations },
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  });
+}
+
+export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
+  const migrator = await createMigrator(db);
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
+}

@@ -1,0 +1,105 @@
+import type { Db } from '../database.ts';
+import type { SubscriptionBillingRow } from '../schema.ts';
+
+/**
+ * What the payment side knows about subscriptions: which provider bills each one (and its id
+ * there), a cancellation at the period's end, a plan change waiting for the renewal; the Stripe
+ * customer of an account; and the webhook events already handled.
+ */
+export class BillingRepository {
+  constructor(private readonly db: Db) {}
+
+  async find(subscriptionId: string): Promise<SubscriptionBillingRow | undefined> {
+    return this.db.kysely.selectFrom('subscription_billing').selectAll().where('subscription_id', '=', subscriptionId).executeTakeFirst();
+  }
+
+  async findByExternalId(externalId: string): Promise<SubscriptionBillingRow | undefined> {
+    return this.db.kysely.selectFrom('subscription_billing').selectAll().where('external_id', '=', externalId).executeTakeFirst();
+  }
+
+  async create(
+    input: { subscriptionId: string; provider: SubscriptionBillingRow['provider']; externalId?: string | null; paidThrough?: Date | null },
+    now = new Date(),
+  ): Promise<SubscriptionBillingRow> {
+    const row: SubscriptionBillingRow = {
+      subscription_id: input.subscriptionId,
+      provider: input.provider,
+      external_id: input.externalId ?? null,
+      cancel_at_period_end: 0,
+      scheduled_plan_code: null,
+      paid_through: input.paidThrough ? input.paidThrough.toISOString() : null,
+      updated_at: now.toISOString(),
+    };
+    await this.db.kysely.insertInto('subscription_billing').values(row).execute();
+    return row;
+  }
+
+  /** The row for a subscription, made as `provider` when there is none (operator subscriptions). */
+  async ensure(subscriptionId: string, provider: SubscriptionBillingRow['provider'], now = new Date()): Promise<SubscriptionBillingRow> {
+    await this.db.kysely
+      .insertInto('subscription_billing')
+      .values({
+        subscription_id: subscriptionId,
+        provider,
+        external_id: null,
+        cancel_at_period_end: 0,
+        scheduled_plan_code: null,
+        paid_through: null,
+        updated_at: now.toISOString(),
+      })
+      .onConflict((oc) => oc.column('subscription_id').doNothing())
+      .execute();
+    return (await this.find(subscriptionId))!;
+  }
+
+  async setCancelAtPeriodEnd(subscriptionId: string, cancel: boolean, now = new Date()): Promise<void> {
+    await this.db.kysely
+      .updateTable('subscription_billing')
+      .set({ cancel_at_period_end: cancel ? 1 : 0, updated_at: now.toISOString() })
+      .where('subscription_id', '=', subscriptionId)
+      .execute();
+  }
+
+  async setScheduledPlan(subscriptionId: string, planCode: string | null, now = new Date()): Promise<void> {
+    await this.db.kysely
+      .updateTable('subscription_billing')
+      .set({ scheduled_plan_code: planCode, updated_at: now.toISOString() })
+      .where('subscription_id', '=', subscriptionId)
+      .execute();
+  }
+
+  async setPaidThrough(subscriptionId: string, paidThrough: Date, now = new Date()): Promise<void> {
+    await this.db.kysely
+      .updateTable('subscription_billing')
+      .set({ paid_through: paidThrough.toISOString(), updated_at: now.toISOString() })
+      .where('subscription_id', '=', subscriptionId)
+      .execute();
+  }
+
+  async findStripeCustomer(accountId: string): Promise<string | undefined> {
+    const row = await this.db.kysely.selectFrom('stripe_customers').select('customer_id').where('account_id', '=', accountId).executeTakeFirst();
+    return row?.customer_id;
+  }
+
+  /** Remembers the account's Stripe customer; the first one recorded stays. */
+  async saveStripeCustomer(accountId: string, customerId: string, now = new Date()): Promise<void> {
+    await this.db.kysely
+      .insertInto('stripe_customers')
+      .values({ account_id: accountId, customer_id: customerId, created_at: now.toISOString() })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+
+  /**
+   * Records a webhook event as handled. Run inside the transaction that applies its effects: a
+   * redelivery, or the same event handled at once by another instance, then fails on the primary
+   * key and rolls back instead of applying twice.
+   */
+  async recordEvent(id: string, provider: string, type: string, now = new Date()): Promise<void> {
+    await this.db.kysely.insertInto('webhook_events').values({ id, provider, type, received_at: now.toISOString() }).execute();
+  }
+
+  async hasEvent(id: string): Promise<boolean> {
+    return (await this.db.kysely.selectFrom('webhook_events').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  }
+}

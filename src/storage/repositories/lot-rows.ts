@@ -1,0 +1,94 @@
+import type { LotRow, NewLotRow } from '../schema.ts';
+import { LOT_FIELDS, type Lot } from '../../domain/lot.ts';
+
+export function lotFromRow(row: LotRow): Lot {
+  const lot = {} as Record<string, unknown>;
+  for (const field of LOT_FIELDS) lot[field] = field === 'images' ? JSON.parse(row.images) : row[field];
+  return lot as Lot;
+}
+
+export function rowFromLot(lot: Lot, now: string): NewLotRow {
+  const row = { created_at: now, updated_at: now } as Record<string, unknown>;
+  for (const field of LOT_FIELDS) row[field] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
+  return row as unknown as NewLotRow;
+}
+
+/**
+ * The merge rule of an upsert: a field the incoming lot leaves unknown (null, or no images) keeps
+ * the value already stored, because a thinner feed must not erase what a richer one told us;
+ * a field it gives replaces the stored one. Returns the merged lot, or null when nothing changes.
+ *
+ * The repository applies this rule in SQL (upsertStatementSql below), so that a batch is one
+ * statement per lot instead of a read and a write; this function is the rule's reference, and a
+ * test holds the SQL to it.
+ */
+export function mergeLot(stored: Lot, incoming: Lot): Lot | null {
+  const merged = { ...stored } as Record<string, unknown>;
+  let changed = false;
+  for (const field of LOT_FIELDS) {
+    const value = incoming[field];
+    if (field === 'images') {
+      const images = value as string[];
+      if (images.length > 0 && JSON.stringify(images) !== JSON.stringify(stored.images)) {
+        merged.images = images;
+        changed = true;
+      }
+      continue;
+    }
+    if (value !== null && value !== stored[field]) {
+      merged[field] = value;
+      changed = true;
+    }
+  }
+  return changed ? (merged as Lot) : null;
+}
+
+/** Every column of a lots row, in the order of the parameters rowParams gives. */
+export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at'];
+const KEY_FIELDS = new Set<string>(['auction', 'lot_id']);
+const EMPTY_IMAGES = "'[]'";
+
+const quote = (name: string) => `"${name}"`;
+
+/** The parameters of one lot's row, in LOT_COLUMNS order: the hot path of an import. */
+export function rowParams(lot: Lot, now: string): unknown[] {
+  const params: unknown[] = new Array(LOT_COLUMNS.length);
+  let i = 0;
+  for (const field of LOT_FIELDS) params[i++] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
+  params[i++] = now;
+  params[i] = now;
+  return params;
+}
+
+/**
+ * `INSERT ... ON CONFLICT (auction, lot_id) DO UPDATE` carrying mergeLot's rule: each field takes
+ * the incoming value unless that is null (images: unless it is the empty list), and the update
+ * happens only when some field really changes (the WHERE), so an unchanged lot is not written at
+ * all and keeps its updated_at. The same text runs on SQLite (3.39+ has IS DISTINCT FROM) and
+ * PostgreSQL; only the placeholders and RETURNING differ (SQLite counts without it).
+ */
+export function upsertStatementSql(options: { rows: number; placeholder: (index: number) => string; returning?: string }): string {
+  const width = LOT_COLUMNS.length;
+  const values: string[] = [];
+  for (let row = 0; row < options.rows; row++) {
+    const cells: string[] = [];
+    for (let column = 0; column < width; column++) cells.push(options.placeholder(row * width + column));
+    values.push(`(${cells.join(', ')})`);
+  }
+  const merged = LOT_FIELDS.filter((field) => !KEY_FIELDS.has(field));
+  const set = merged.map((field) =>
+    field === 'images'
+      ? `"images" = case when excluded."images" = ${EMPTY_IMAGES} then lots."images" else excluded."images" end`
+      : `${quote(field)} = coalesce(excluded.${quote(field)}, lots.${quote(field)})`,
+  );
+  const changed = merged.map((field) =>
+    field === 'images'
+      ? `(excluded."images" <> ${EMPTY_IMAGES} and excluded."images" <> lots."images")`
+      : `(excluded.${quote(field)} is not null and excluded.${quote(field)} is distinct from lots.${quote(field)})`,
+  );
+  return (
+    `insert into lots (${LOT_COLUMNS.map(quote).join(', ')}) values ${values.join(', ')} ` +
+    `on conflict ("auction", "lot_id") do update set ${set.join(', ')}, "updated_at" = excluded."updated_at" ` +
+    `where ${changed.join(' or ')}${options.returning ? ` returning ${options.returning}` : ''}`
+  );
+}

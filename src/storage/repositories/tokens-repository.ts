@@ -1,0 +1,180 @@
+import type { Db } from '../database.ts';
+import type { ApiTokenRow } from '../schema.ts';
+import { generateApiToken, hashApiToken } from '../../domain/api-token.ts';
+import { newId } from '../../domain/ids.ts';
+import { PreparedQuery } from '../prepared-query.ts';
+import type { TokenPrincipal } from '../../domain/principal.ts';
+
+export class TokensRepository {
+  /** Built once: on every search, building the query would cost more than running it. */
+  private readonly authenticateQuery;
+
+  constructor(private readonly db: Db) {
+    const k = db.kysely;
+    this.authenticateQuery = new PreparedQuery(k, ['hash', 'at'], (p: { hash: string; at: string }) =>
+      k
+        .selectFrom('api_tokens as t')
+        .leftJoin('subscriptions as s', (join) =>
+          join
+            .onRef('s.account_id', '=', 't.account_id')
+            .on('s.status', '=', 'active')
+            .on('s.started_at', '<=', p.at)
+            .on((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', p.at)])),
+        )
+        .leftJoin('plans as p', 'p.code', 's.plan_code')
+        .select([
+          't.id as tokenId',
+          't.account_id as accountId',
+          't.last_used_at as lastUsedAt',
+          's.id as subscriptionId',
+          's.started_at as startedAt',
+          's.billing as billing',
+          'p.code as planCode',
+          'p.name as planName',
+          'p.monthly_quota as monthlyQuota',
+          'p.rate_per_second as ratePerSecond',
+        ])
+        .where('t.token_hash', '=', p.hash)
+        .where('t.revoked_at', 'is', null)
+        // A rotated token works until its grace period ends, checked in the same query.
+        .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', p.at)]))
+        .orderBy('s.started_at', 'desc')
+        .limit(1),
+    );
+  }
+
+  /** Creates a token and returns its secret, which is not stored and cannot be shown again. */
+  async create(accountId: string, name: string, now = new Date()): Promise<{ row: ApiTokenRow; token: string }> {
+    const secret = generateApiToken();
+    const row: ApiTokenRow = {
+      id: newId('tok'),
+      account_id: accountId,
+      name,
+      token_hash: secret.hash,
+      display_prefix: secret.displayPrefix,
+      created_at: now.toISOString(),
+      last_used_at: null,
+      revoked_at: null,
+      expires_at: null,
+    };
+    await this.db.kysely.insertInto('api_tokens').values(row).execute();
+    return { row, token: secret.token };
+  }
+
+  /** Revokes by the secret itself. Returns false when no live token has that value. */
+  async revokeByToken(token: string, now = new Date()): Promise<boolean> {
+    const result = await this.db.kysely
+      .updateTable('api_tokens')
+      .set({ revoked_at: now.toISOString() })
+      .where('token_hash', '=', hashApiToken(token))
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async listForAccount(accountId: string): Promise<ApiTokenRow[]> {
+    return this.db.kysely
+      .selectFrom('api_tokens')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .execute();
+  }
+
+  /**
+   * The live token with this secret, its account and the subscription in force at `now` with its
+   * plan: one index probe on token_hash and one on the account's subscriptions. Revocation takes
+   * effect on the next request because nothing here is cached.
+   */
+  async authenticate(token: string, now = new Date()): Promise<TokenPrincipal | null> {
+    const [row] = await this.authenticateQuery.execute(this.db.kysely, { hash: hashApiToken(token), at: now.toISOString() });
+    if (!row) return null;
+    const hasSubscription =
+      row.subscriptionId !== null && row.startedAt !== null && row.billing !== null && row.planCode !== null &&
+      row.planName !== null && row.monthlyQuota !== null && row.ratePerSecond !== null;
+    return {
+      tokenId: row.tokenId,
+      accountId: row.accountId,
+      lastUsedAt: row.lastUsedAt,
+      subscription: hasSubscription
+        ? {
+            id: row.subscriptionId!,
+            startedAt: row.startedAt!,
+            billing: row.billing!,
+            planCode: row.planCode!,
+            planName: row.planName!,
+            monthlyQuota: row.monthlyQuota!,
+            ratePerSecond: row.ratePerSecond!,
+          }
+        : null,
+    };
+  }
+
+  async touch(tokenId: string, now = new Date()): Promise<void> {
+    await this.db.kysely.updateTable('api_tokens').set({ last_used_at: now.toISOString() }).where('id', '=', tokenId).execute();
+  }
+
+  /** One token of one account: a token id alone never reaches another customer's token. */
+  async findForAccount(accountId: string, tokenId: string): Promise<ApiTokenRow | undefined> {
+    return this.db.kysely
+      .selectFrom('api_tokens')
+      .selectAll()
+      .where('id', '=', tokenId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+  }
+
+  /** Revokes one of the account's tokens at once. False when it is not the account's, or already revoked. */
+  async revokeForAccount(accountId: string, tokenId: string, now = new Date()): Promise<boolean> {
+    const result = await this.db.kysely
+      .updateTable('api_tokens')
+      .set({ revoked_at: now.toISOString() })
+      .where('id', '=', tokenId)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Replaces a live token with a new one of the same name. The old one keeps working until
+   * `graceEndsAt`, so that deployments can switch over. A token is rotated once: null when it is
+   * not the account's, revoked, or already rotated (the conditional update also settles two
+   * rotations racing on PostgreSQL: the second finds expires_at set and changes nothing).
+   */
+  async rotateForAccount(
+    accountId: string,
+    tokenId: string,
+    graceEndsAt: Date,
+    now = new Date(),
+  ): Promise<{ row: ApiTokenRow; token: string; previous: ApiTokenRow } | null> {
+    const at = now.toISOString();
+    const expiresAt = graceEndsAt.toISOString();
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('api_tokens')
+        .set({ expires_at: expiresAt })
+        .where('id', '=', tokenId)
+        .where('account_id', '=', accountId)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) === 0) return null;
+      const previous = await trx.selectFrom('api_tokens').selectAll().where('id', '=', tokenId).executeTakeFirstOrThrow();
+      const secret = generateApiToken();
+      const row: ApiTokenRow = {
+        id: newId('tok'),
+        account_id: accountId,
+        name: previous.name,
+        token_hash: secret.hash,
+        display_prefix: secret.displayPrefix,
+        created_at: at,
+        last_used_at: null,
+        revoked_at: null,
+        expires_at: null,
+      };
+      await trx.insertInto('api_tokens').values(row).execute();
+      return { row, token: secret.token, previous };
+    });
+  }
+}

@@ -1,0 +1,49 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { AccountRow } from '../../storage/schema.ts';
+import billingRoutes from './billing.ts';
+import overviewRoutes from './overview.ts';
+import settingsRoutes from './settings.ts';
+import tokensRoutes from './tokens.ts';
+import usageRoutes from './usage.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The logged-in customer's account (account pages only). */
+    account: AccountRow | null;
+  }
+}
+
+/** The logged-in account; the scope's guard has made sure there is one. */
+export function accountOf(request: FastifyRequest): AccountRow {
+  if (!request.account) throw new Error('account page reached without a logged-in account');
+  return request.account;
+}
+
+/**
+ * The personal account, under /account: every page needs a logged-in customer and shows only what
+ * belongs to that customer's account (each query is scoped by the session's account id, never by
+ * an id from the request alone).
+ */
+const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.decorateRequest('account', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const session = request.webSession;
+    const account = session ? await app.services.repos.accounts.findById(session.accountId) : undefined;
+    if (!account) {
+      // After log-in the customer comes back to the page asked for (a GET); a form sent without a
+      // session cannot be replayed, so it goes to the account's home.
+      const next = request.method === 'GET' ? request.url.slice(request.url.indexOf('/account')) : '/account';
+      return reply.seeOther(`/login?next=${encodeURIComponent(next)}`);
+    }
+    request.account = account;
+  });
+
+  await app.register(overviewRoutes);
+  await app.register(billingRoutes);
+  await app.register(tokensRoutes);
+  await app.register(usageRoutes);
+  await app.register(settingsRoutes);
+};
+
+export default accountRoutes;

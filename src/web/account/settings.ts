@@ -1,0 +1,68 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PASSWORD_MIN_LENGTH } from '../../accounts/validation.ts';
+import { firstErrors } from '../site/present.ts';
+import { accountOf } from './index.ts';
+
+const Form = Type.Record(Type.String(), Type.Unknown());
+
+const NOTICES: Record<string, string> = {
+  'password-changed': 'Your password is changed. Every other browser has been logged out.',
+  'sessions-ended': 'Every other browser has been logged out.',
+};
+
+/** Sign-in settings: the password, and the other browsers logged in to the account. */
+const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { services } = app;
+  async function renderSettings(request: FastifyRequest, reply: FastifyReply, extra: { errors?: Record<string, string>; notice?: string | null }, status = 200) {
+    const account = accountOf(request);
+    const [hasPassword, sessions] = await Promise.all([
+      app.services.repos.passwords.get(account.id).then((hash) => hash !== undefined),
+      app.services.repos.webSessions.countForAccount(account.id),
+    ]);
+    return reply.page(
+      'account/settings',
+      {
+        title: 'Settings',
+        section: 'account',
+        tab: 'settings',
+        email: account.email,
+        since: account.created_at,
+        hasPassword,
+        otherSessions: Math.max(0, sessions - 1),
+        errors: extra.errors ?? {},
+        notice: extra.notice ?? null,
+        minLength: PASSWORD_MIN_LENGTH,
+      },
+      status,
+    );
+  }
+
+  app.get('/settings', { schema: { hide: true, querystring: Type.Object({ done: Type.Optional(Type.String({ maxLength: 40 })) }) } }, async (request, reply) =>
+    renderSettings(request, reply, { notice: NOTICES[request.query.done ?? ''] ?? null }),
+  );
+
+  app.post('/settings/password', { schema: { hide: true, body: Form } }, async (request, reply) => {
+    const account = accountOf(request);
+    const errors = await services.auth.changePassword({
+      accountId: account.id,
+      email: account.email,
+      current: request.body.current_password,
+      next: request.body.new_password,
+      keepSessionId: request.webSessionId!,
+      now: new Date(),
+    });
+    if (errors) return renderSettings(request, reply, { errors: firstErrors(errors) }, 422);
+    // A new session id after a change of credentials, as after log-in.
+    await reply.startWebSession(account);
+    return reply.seeOther('/account/settings?done=password-changed');
+  });
+
+  app.post('/settings/sessions/end-others', { schema: { hide: true } }, async (request, reply) => {
+    await services.sessions.endOthers(accountOf(request).id, request.webSessionId!);
+    return reply.seeOther('/account/settings?done=sessions-ended');
+  });
+};
+
+export default settingsRoutes;

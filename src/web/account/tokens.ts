@@ -1,0 +1,109 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { TOKEN_ROTATION_GRACE_MS } from '../../domain/api-token.ts';
+import { formatDateTime } from '../format.ts';
+import { accountOf } from './index.ts';
+import { tokenView } from './present-account.ts';
+
+const Form = Type.Record(Type.String(), Type.Unknown());
+const TokenParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+/** Enough for any honest use; a bound keeps the table (and the page) small. */
+const MAX_LIVE_TOKENS = 25;
+const GRACE_HOURS = TOKEN_ROTATION_GRACE_MS / (60 * 60 * 1000);
+
+const NOTICES: Record<string, string> = {
+  revoked: 'The token is revoked. Requests with it are refused from now on.',
+};
+
+interface Created {
+  token: string;
+  name: string;
+  /** For a rotation: the old token's name and until when it still works. */
+  replaces: { prefix: string; until: string } | null;
+}
+
+/**
+ * API tokens: create (named, the secret shown once), list, revoke, rotate. A new token's secret is
+ * shown in the answer to the form itself, never stored or put in a URL, and the answer is not cached.
+ */
+const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { repos } = app.services;
+
+  async function renderTokens(request: FastifyRequest, reply: FastifyReply, extra: { created?: Created; error?: string; nameError?: string; name?: string; notice?: string | null }, status = 200) {
+    const account = accountOf(request);
+    const now = new Date();
+    const [tokens, subscription] = await Promise.all([repos.tokens.listForAccount(account.id), repos.subscriptions.findActive(account.id, now)]);
+    const views = tokens.map((token) => tokenView(token, now));
+    return reply.page(
+      'account/tokens',
+      {
+        title: 'API tokens',
+        section: 'account',
+        tab: 'tokens',
+        tokens: views.filter((token) => token.state === 'active' || token.state === 'expiring'),
+        retired: views.filter((token) => token.state === 'revoked' || token.state === 'expired'),
+        created: extra.created ?? null,
+        error: extra.error ?? null,
+        nameError: extra.nameError ?? null,
+        notice: extra.notice ?? null,
+        name: extra.name ?? '',
+        hasPlan: subscription !== undefined,
+        graceHours: GRACE_HOURS,
+        apiUrl: `${app.services.config.publicBaseUrl}/api/v1/search`,
+      },
+      status,
+    );
+  }
+
+  app.get('/tokens', { schema: { hide: true, querystring: Type.Object({ done: Type.Optional(Type.String({ maxLength: 40 })) }) } }, async (request, reply) =>
+    renderTokens(request, reply, { notice: NOTICES[request.query.done ?? ''] ?? null }),
+  );
+
+  app.post('/tokens', { schema: { hide: true, body: Form } }, async (request, reply) => {
+    const account = accountOf(request);
+    const raw = typeof request.body.name === 'string' ? request.body.name.trim().replace(/\s+/g, ' ') : '';
+    if (raw.length === 0 || raw.length > 100) {
+      return renderTokens(request, reply, { nameError: 'Give the token a name of 1 to 100 characters, such as “production server”.', name: raw }, 422);
+    }
+    const now = new Date();
+    const live = (await repos.tokens.listForAccount(account.id)).filter((token) => token.revoked_at === null && (token.expires_at === null || token.expires_at > now.toISOString()));
+    if (live.length >= MAX_LIVE_TOKENS) {
+      return renderTokens(request, reply, { error: `An account can have ${MAX_LIVE_TOKENS} live tokens. Revoke one you no longer use first.`, name: raw }, 409);
+    }
+    const { token } = await repos.tokens.create(account.id, raw, now);
+    return renderTokens(request, reply, { created: { token, name: raw, replaces: null } }, 201);
+  });
+
+  app.post('/tokens/:id/rotate', { schema: { hide: true, params: TokenParams } }, async (request, reply) => {
+    const account = accountOf(request);
+    const now = new Date();
+    const rotated = await repos.tokens.rotateForAccount(account.id, request.params.id, new Date(now.getTime() + TOKEN_ROTATION_GRACE_MS), now);
+    if (!rotated) {
+      return renderTokens(request, reply, { error: 'That token cannot be rotated: it is revoked, expired or already rotated.' }, 409);
+    }
+    return renderTokens(
+      request,
+      reply,
+      {
+        created: {
+          token: rotated.token,
+          name: rotated.row.name,
+          replaces: { prefix: `${rotated.previous.display_prefix}…`, until: formatDateTime(rotated.previous.expires_at!) },
+        },
+      },
+      201,
+    );
+  });
+
+  app.post('/tokens/:id/revoke', { schema: { hide: true, params: TokenParams } }, async (request, reply) => {
+    const account = accountOf(request);
+    if (!(await repos.tokens.revokeForAccount(account.id, request.params.id, new Date()))) {
+      return renderTokens(request, reply, { error: 'That token is already revoked, or is not one of yours.' }, 404);
+    }
+    return reply.seeOther('/account/tokens?done=revoked');
+  });
+
+};
+
+export default tokensRoutes;

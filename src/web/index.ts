@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyError, FastifyReply } from 'fastify';
+import webSession, { COOKIE_SECRET_SETTING, generateCookieSecret } from './plugins/web-session.ts';
+import { basePathOf, PUBLIC_DIR } from './plugins/view.ts';
+import accountRoutes from './account/index.ts';
+import homeRoutes from './site/home.ts';
+import authRoutes from './site/auth.ts';
+import pricingRoutes from './site/pricing.ts';
+import { pageHelpers } from './site/present.ts';
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /**
+     * Renders a page of the site (pages scope only): the template with the layout's shared values
+     * (who is logged in, links, a CSRF token for forms), never cached, since pages may be personal.
+     */
+    page(template: string, data: Record<string, unknown>, status?: number): FastifyReply;
+    /** 303 to a path of the site, under the base path of PUBLIC_BASE_URL (pages scope only). */
+    seeOther(path: string): FastifyReply;
+  }
+}
+
+/** Content hash in a script's URL, as view.ts does for the stylesheet. */
+function assetHref(basePath: string, file: string): string {
+  const version = createHash('sha256').update(readFileSync(path.join(PUBLIC_DIR, file))).digest('hex').slice(0, 10);
+  return `${basePath}/assets/${file}?v=${version}`;
+}
+
+/**
+ * The website: landing and pricing pages, sign-up and log-in, and the personal account, in one
+ * encapsulated scope with cookies, form bodies, sessions and CSRF (plugins/app/web-session.ts).
+ * Nothing registered here reaches the JSON API.
+ */
+const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { services } = app;
+  const { config, repos } = services;
+  const basePath = basePathOf(config.publicBaseUrl);
+
+  await app.register(webSession, {
+    sessions: services.sessions,
+    configuredSecret: config.cookieSecret,
+    loadStoredSecret: () => repos.settings.getOrCreate(COOKIE_SECRET_SETTING, generateCookieSecret),
+    cookiePath: basePath || '/',
+    alwaysSecure: config.publicBaseUrl.startsWith('https://'),
+  });
+
+  const scriptHref = assetHref(basePath, 'account.js');
+  app.decorateReply('page', function (this: FastifyReply, template: string, data: Record<string, unknown>, status = 200) {
+    const request = this.request;
+    this.code(status).header('cache-control', 'no-store');
+    return this.view(template, {
+      ...pageHelpers(basePath),
+      user: request.webSession ? { email: request.webSession.email } : null,
+      csrf: () => this.csrfToken(),
+      scriptHref,
+      ...data,
+    });
+  });
+
+  app.decorateReply('seeOther', function (this: FastifyReply, target: string) {
+    return this.redirect(`${basePath}${target}`, 303);
+  });
+
+  // Stripe's checkout page is the target of the purchase form's redirect; form-action covers
+  // redirects after a form is sent, so its origin is allowed on the pages with such a form.
+  if (services.payments.checkoutProvider === 'stripe') {
+    const origin = services.stripeCheckoutOrigin;
+    app.addHook('onSend', async (_request, reply, payload) => {
+      const csp = reply.getHeader('content-security-policy');
+      if (typeof csp === 'string') reply.header('content-security-policy', csp.replace("form-action 'self'", `form-action 'self' ${origin}`));
+      return payload;
+    });
+  }
+
+  // Pages answer errors with pages, not the API's JSON.
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
+      return reply.page(
+        'error',
+        {
+          title: 'This form has expired',
+          heading: 'This form has expired',
+          message: 'For your security, forms work only in the browser session that opened them. Go back, reload the page and send the form again.',
+        },
+        403,
+      );
+    }
+    const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'page failed');
+    const heading = status === 500 ? 'Something went wrong on our side' : status === 413 ? 'That was too much to send' : 'We could not read that request';
+    const message =
+      status === 500
+        ? `Please try again in a moment. If it keeps happening, write to us quoting ${request.id}.`
+        : 'Go back, check the form and try again.';
+    return reply.page('error', { title: heading, heading, message }, status);
+  });
+
+  await app.register(homeRoutes);
+  await app.register(pricingRoutes);
+  await app.register(authRoutes);
+  await app.register(accountRoutes, { prefix: '/account' });
+};
+
+export default webRoutes;

@@ -1,0 +1,91 @@
+import type { PlanRow } from '../../storage/schema.ts';
+import { annualDiscountPercent, formatCents, type Billing } from '../../billing/pricing.ts';
+import type { FieldErrors } from '../../accounts/validation.ts';
+import { formatDate, formatDateTime, formatInteger } from '../format.ts';
+
+/** Helpers every page template gets: links under the base path, and the site's number formats. */
+export function pageHelpers(basePath: string) {
+  return {
+    href: (path: string) => `${basePath}${path}`,
+    money: (cents: number) => formatCents(cents, true),
+    exactMoney: (cents: number) => formatCents(cents),
+    integer: (value: number) => formatInteger(value) ?? '',
+    date: (iso: string | Date | null) => (iso === null ? '' : (formatDate(typeof iso === 'string' ? iso : iso.toISOString()) ?? '')),
+    dateTime: (iso: string | Date) => formatDateTime(typeof iso === 'string' ? iso : iso.toISOString()),
+    isoTime: (iso: string | Date) => (typeof iso === 'string' ? iso : iso.toISOString()),
+  };
+}
+
+export interface PlanCard {
+  code: string;
+  name: string;
+  favourite: boolean;
+  quota: string;
+  rate: string;
+  monthly: string;
+  annual: string;
+  /** The annual price per month, e.g. "$120". */
+  annualPerMonth: string;
+  discountPercent: number;
+  /** The price of the billing period the page shows. */
+  price: string;
+  per: string;
+  note: string;
+}
+
+export function planCard(plan: PlanRow, billing: Billing): PlanCard {
+  const discountPercent = annualDiscountPercent(plan);
+  const monthly = formatCents(plan.monthly_price_cents, true);
+  const annual = formatCents(plan.annual_price_cents, true);
+  const annualPerMonth = formatCents(Math.round(plan.annual_price_cents / 12), true);
+  return {
+    code: plan.code,
+    name: plan.name,
+    favourite: plan.is_favourite === 1,
+    quota: formatInteger(plan.monthly_quota) ?? '',
+    rate: formatInteger(plan.rate_per_second) ?? '',
+    monthly,
+    annual,
+    annualPerMonth,
+    discountPercent,
+    price: billing === 'annual' ? annual : monthly,
+    per: billing === 'annual' ? 'year' : 'month',
+    note:
+      billing === 'annual'
+        ? discountPercent > 0
+          ? `${annualPerMonth} a month, billed yearly: ${discountPercent}% less than monthly`
+          : `Billed yearly (${monthly} × 12)`
+        : discountPercent > 0
+          ? `Or ${annual} a year: save ${discountPercent}%`
+          : `Or ${annual} a year`,
+  };
+}
+
+export function parseBilling(value: unknown): Billing | null {
+  return value === 'monthly' || value === 'annual' ? value : null;
+}
+
+/**
+ * A path to go to after logging in: only a local path of the site (`/account...`), so that the
+ * parameter cannot send anyone to another site (an open redirect).
+ */
+export function safeNext(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 500) return null;
+  if (!/^\/account(?:[/?#]|$)/.test(value)) return null;
+  if (/[\\\s]/.test(value) || value.startsWith('//')) return null;
+  return value;
+}
+
+/** The first message of a field, for the template. */
+export function firstErrors(errors: FieldErrors): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [field, messages] of Object.entries(errors)) if (messages[0]) out[field] = messages[0];
+  return out;
+}
+
+/** Human wording of a wait, for throttling pages. */
+export function formatWait(ms: number): string {
+  const minutes = Math.ceil(ms / 60_000);
+  if (minutes <= 1) return 'a minute';
+  return `${minutes} minutes`;
+}

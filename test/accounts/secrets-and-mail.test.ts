@@ -1,0 +1,183 @@
+import { once } from 'node:events';
+import { readdirSync, readFileSync, rmSync, mkdtempSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { loggerOptions } from '../../src/observability/logger.ts';
+import { COOKIE_SECRET_SETTING } from '../../src/web/plugins/web-session.ts';
+import { OutboxMailSender } from '../../src/accounts/mail/outbox-mail-sender.ts';
+import { SmtpMailSender } from '../../src/accounts/mail/smtp-mail-sender.ts';
+import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts';
+import { buildAppOn, testConfig } from '../support/app.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
+import { createAccountTestApp, randomEmail, resetLinkFor, TEST_SCRYPT, WebClient } from '../support/customer-app.ts';
+
+describe.each(DIALECTS)('the cookie secret (%s)', (dialect) => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+  });
+  afterAll(async () => {
+    await database?.destroy();
+  });
+
+  test('without COOKIE_SECRET one is generated once, stored, and shared by every instance on the database', async () => {
+    expect(await database.repos.settings.get(COOKIE_SECRET_SETTING)).toBeUndefined();
+    // Several instances starting at once on an empty database agree on one secret.
+    const values = await Promise.all(Array.from({ length: 5 }, (_, i) => database.repos.settings.getOrCreate('race-test', () => `value-${i}`)));
+    expect(new Set(values).size).toBe(1);
+
+    const first = await createAccountTestApp(dialect, { database });
+    const second = await createAccountTestApp(dialect, { database });
+    try {
+      const secret = await database.repos.settings.get(COOKIE_SECRET_SETTING);
+      expect(secret).toMatch(/^[\w-]{43}$/);
+      // A browser logged in through one instance is logged in on the other.
+      const browser = new WebClient(first.app);
+      const email = randomEmail();
+      await browser.signUp(email);
+      const res = await second.app.inject({ url: '/account', headers: { cookie: browser.cookieHeader() } });
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toContain(email);
+      expect(await database.repos.settings.get(COOKIE_SECRET_SETTING)).toBe(secret);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  test('COOKIE_SECRET, when given, signs the cookies: an instance with another secret does not accept them', async () => {
+    const secretA = 'a'.repeat(40);
+    const one = await createAccountTestApp(dialect, { database, env: { COOKIE_SECRET: secretA } });
+    const same = await createAccountTestApp(dialect, { database, env: { COOKIE_SECRET: secretA } });
+    const other = await createAccountTestApp(dialect, { database, env: { COOKIE_SECRET: 'b'.repeat(40) } });
+    try {
+      const browser = new WebClient(one.app);
+      await browser.signUp(randomEmail());
+      const cookie = browser.cookieHeader();
+      expect((await same.app.inject({ url: '/account', headers: { cookie } })).statusCode).toBe(200);
+      expect((await other.app.inject({ url: '/account', headers: { cookie } })).statusCode).toBe(303);
+    } finally {
+      await Promise.all([one.close(), same.close(), other.close()]);
+    }
+  });
+});
+
+/** Collects pino's lines. */
+function memoryLog() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, logger: pino(loggerOptions({ logLevel: 'info' }), stream) };
+}
+
+describe('account mail', () => {
+  test('without SMTP the message goes whole to DATA_DIR/outbox, and the log says only where', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'vinhistory-outbox-'));
+    const { lines, logger } = memoryLog();
+    try {
+      const sender = new OutboxMailSender(dataDir, 'vinhistory <no-reply@vinhistory.test>', logger, () => new Date('2026-05-06T07:08:09.010Z'));
+      await sender.send({ to: 'Buyer+1@Example.com', subject: 'Reset your vinhistory password', text: 'Open https://vinhistory.test/reset-password?token=SECRET123\n' });
+      const files = readdirSync(path.join(dataDir, 'outbox'));
+      expect(files).toHaveLength(1);
+      expect(files[0]).toMatch(/^2026-05-06T07-08-09-010Z-[0-9a-z]+-Buyer\+1@Example\.com\.txt$/);
+      expect(readFileSync(path.join(dataDir, 'outbox', files[0]!), 'utf8')).toBe(
+        'From: vinhistory <no-reply@vinhistory.test>\nTo: Buyer+1@Example.com\nDate: Wed, 06 May 2026 07:08:09 GMT\nSubject: Reset your vinhistory password\n\nOpen https://vinhistory.test/reset-password?token=SECRET123\n',
+      );
+      const log = lines.join('\n');
+      expect(log).toContain('mail written to the outbox');
+      expect(log).toContain(files[0]);
+      expect(log).not.toContain('SECRET123');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('the whole reset flow leaves no reset token, password or session id in the request log', async () => {
+    const database = await createTestDatabase('sqlite');
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'vinhistory-log-'));
+    const { lines, logger } = memoryLog();
+    const app = await buildAppOn({
+      config: testConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info' }),
+      db: database.db,
+      rateLimiter: new MemoryRateLimiter(),
+      loggerInstance: logger,
+      overrides: { passwordCost: TEST_SCRYPT },
+    });
+    try {
+      const email = randomEmail();
+      const browser = new WebClient(app);
+      await browser.signUp(email, 'first secret passphrase');
+      await browser.get('/forgot-password');
+      await browser.post('/forgot-password', { email });
+      const messages = readdirSync(path.join(dataDir, 'outbox')).map((file) => readFileSync(path.join(dataDir, 'outbox', file), 'utf8'));
+      const link = new URL(resetLinkFor(messages, email));
+      const token = link.searchParams.get('token')!;
+      await browser.get(link.pathname + link.search);
+      await browser.post('/reset-password', { token, password: 'second secret passphrase' });
+      expect((await browser.get('/account')).statusCode).toBe(200);
+      const log = lines.join('\n');
+      expect(log).toContain('incoming request');
+      for (const secret of [token, 'first secret passphrase', 'second secret passphrase', browser.cookies.get('vh_session')!.split('.')[0]!]) {
+        expect(log).not.toContain(secret);
+      }
+    } finally {
+      await app.close();
+      await database.destroy();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('with SMTP_URL the message is sent through the SMTP server', async () => {
+    // A minimal SMTP server: enough of RFC 5321 for one plain message.
+    const received: string[] = [];
+    const server = createServer((socket: Socket) => {
+      let data = false;
+      let buffer = '';
+      socket.write('220 test ESMTP\r\n');
+      socket.on('data', (chunk) => {
+        buffer += chunk.toString();
+        let index: number;
+        while ((index = buffer.indexOf('\r\n')) >= 0) {
+          const line = buffer.slice(0, index);
+          buffer = buffer.slice(index + 2);
+          if (data) {
+            if (line === '.') {
+              data = false;
+              socket.write('250 queued\r\n');
+            } else received.push(line);
+            continue;
+          }
+          const command = line.slice(0, 4).toUpperCase();
+          if (command === 'EHLO' || command === 'HELO') socket.write('250 test\r\n');
+          else if (command === 'DATA') {
+            data = true;
+            socket.write('354 go on\r\n');
+          } else if (command === 'QUIT') socket.end('221 bye\r\n');
+          else socket.write('250 ok\r\n');
+        }
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as { port: number };
+    const sender = new SmtpMailSender(`smtp://127.0.0.1:${port}`, 'vinhistory <no-reply@vinhistory.test>');
+    try {
+      await sender.send({ to: 'buyer@example.com', subject: 'Reset your vinhistory password', text: 'Hello over SMTP.\n' });
+      const message = received.join('\n');
+      expect(message).toMatch(/^To: buyer@example\.com$/m);
+      expect(message).toMatch(/^Subject: Reset your vinhistory password$/m);
+      expect(message).toContain('Hello over SMTP.');
+    } finally {
+      await sender.close();
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,129 @@
+import path from 'node:path';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+/** The problems loadConfig reports for this environment (it must throw a ConfigError). */
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  test('defaults: port 3000, ./data resolved, the SQLite file under it, a local base URL', () => {
+    const config = loadConfig({});
+    const dataDir = path.resolve('./data');
+    expect(config).toMatchObject({
+      env: 'development',
+      isProduction: false,
+      port: 3000,
+      host: '0.0.0.0',
+      dataDir,
+      database: { kind: 'sqlite', file: path.join(dataDir, 'vinhistory.sqlite') },
+      publicBaseUrl: 'http://localhost:3000',
+      logLevel: 'info',
+    });
+    expect(config.database).toEqual({ kind: 'sqlite', file: path.join(dataDir, 'vinhistory.sqlite') });
+    expect(path.isAbsolute(config.dataDir)).toBe(true);
+  });
+
+  test('reads only the environment it is given', () => {
+    vi.stubEnv('PORT', '4321');
+    vi.stubEnv('DATABASE_URL', 'postgres://elsewhere/db');
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.database.kind).toBe('sqlite');
+    // Without an argument it reads process.env.
+    expect(loadConfig().port).toBe(4321);
+  });
+
+  test('values are trimmed and converted; an empty variable means unset', () => {
+    const config = loadConfig({ PORT: ' 8080 ', HOST: '127.0.0.1', LOG_LEVEL: 'debug', NODE_ENV: 'test', DATA_DIR: '' });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', logLevel: 'debug', env: 'test', dataDir: path.resolve('./data') });
+    expect(loadConfig({ PORT: '' }).port).toBe(3000);
+  });
+
+  test('DATA_DIR: relative paths resolve against the working directory, absolute ones are kept', () => {
+    expect(loadConfig({ DATA_DIR: '/srv/vinhistory' })).toMatchObject({
+      dataDir: '/srv/vinhistory',
+      database: { kind: 'sqlite', file: '/srv/vinhistory/vinhistory.sqlite' },
+    });
+    expect(loadConfig({ DATA_DIR: 'var/db' }).dataDir).toBe(path.join(process.cwd(), 'var/db'));
+  });
+
+  test('DATABASE_URL selects PostgreSQL', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://user:pw@db.internal:5432/vinhistory' }).database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://user:pw@db.internal:5432/vinhistory',
+    });
+    expect(loadConfig({ DATABASE_URL: 'postgresql://localhost/x' }).database.kind).toBe('postgres');
+  });
+
+  test.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '3.5'],
+    ['PORT', '1e3'],
+    ['PORT', '0x10'],
+    ['PORT', 'true'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['DATABASE_URL', './data/db.sqlite'],
+    ['LOG_LEVEL', 'verbose'],
+    ['NODE_ENV', 'staging'],
+    ['PUBLIC_BASE_URL', 'api.example.com'],
+    ['PUBLIC_BASE_URL', 'ftp://api.example.com'],
+  ])('%s=%s is a ConfigError naming the variable', (name, value) => {
+    const problems = problemsOf({ [name]: value });
+    expect(problems).toHaveLength(1);
+    // The problem starts with the variable and shows the value given (converted where it could be).
+    expect(problems[0]!.startsWith(`${name}=`)).toBe(true);
+    expect(problems[0]).toContain(value);
+    expect(problems[0]).toContain('is not valid');
+  });
+
+  test('every bad variable is reported at once, and the message lists them', () => {
+    let caught: unknown;
+    try {
+      loadConfig({ PORT: 'x', LOG_LEVEL: 'loud' });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const error = caught as ConfigError;
+    expect(error.problems.map((p) => p.split('=')[0]).sort()).toEqual(['LOG_LEVEL', 'PORT']);
+    expect(error.message).toContain('PORT="x"');
+    expect(error.message).toContain('LOG_LEVEL="loud"');
+  });
+
+  test('production requires PUBLIC_BASE_URL', () => {
+    const problems = problemsOf({ NODE_ENV: 'production' });
+    expect(problems).toEqual([expect.stringContaining('PUBLIC_BASE_URL must be set in production')]);
+    const config = loadConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.vinhistory.example' });
+    expect(config).toMatchObject({ env: 'production', isProduction: true, publicBaseUrl: 'https://api.vinhistory.example' });
+  });
+
+  test('the trailing slash of PUBLIC_BASE_URL is trimmed; a path is kept', () => {
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://example.com/vin//' }).publicBaseUrl).toBe('https://example.com/vin');
+    expect(loadConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
+  });
+
+  test('the result is frozen, database settings included', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.database)).toBe(true);
+    expect(() => {
+      (config as { port: number }).port = 1;
+    }).toThrow(TypeError);
+    expect(config.port).toBe(3000);
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, test } from 'vitest';
+import { MemoryRateLimiter } from '../../../src/limits/rate/memory-rate-limiter.ts';
+import { rateLimiterContract } from './rate-limiter.contract.ts';
+
+rateLimiterContract('MemoryRateLimiter', () => new MemoryRateLimiter());
+
+/** With an injected clock the exact edges can be checked to the microsecond. */
+describe('MemoryRateLimiter on a controlled clock', () => {
+  function withClock() {
+    const clock = { now: 0 };
+    const limiter = new MemoryRateLimiter(() => clock.now);
+    return { clock, limiter };
+  }
+
+  test('the oldest request leaves the window at exactly one second', async () => {
+    const { clock, limiter } = withClock();
+    clock.now = 100;
+    expect(limiter.consumeSync('k', 2)).toEqual({ allowed: true, limit: 2, remaining: 1, resetMs: 1000 });
+    clock.now = 400;
+    expect(limiter.consumeSync('k', 2)).toEqual({ allowed: true, limit: 2, remaining: 0, resetMs: 700 });
+    clock.now = 1099.999;
+    expect(limiter.consumeSync('k', 2)).toEqual({ allowed: false, limit: 2, remaining: 0, resetMs: 1 });
+    clock.now = 1100;
+    expect(limiter.consumeSync('k', 2)).toEqual({ allowed: true, limit: 2, remaining: 0, resetMs: 300 });
+    clock.now = 1399;
+    expect(limiter.consumeSync('k', 2)).toMatchObject({ allowed: false, resetMs: 1 });
+    clock.now = 1400;
+    expect(limiter.consumeSync('k', 2)).toMatchObject({ allowed: true });
+    await limiter.close();
+  });
+
+  test('a fixed window would let 2 x limit through at its edge; this one does not', async () => {
+    const { clock, limiter } = withClock();
+    clock.now = 999;
+    for (let i = 0; i < 3; i++) expect(limiter.consumeSync('k', 3).allowed).toBe(true);
+    clock.now = 1001;
+    expect(limiter.consumeSync('k', 3).allowed).toBe(false);
+    clock.now = 1998.999;
+    expect(limiter.consumeSync('k', 3).allowed).toBe(false);
+    clock.now = 1999;
+    for (let i = 0; i < 3; i++) expect(limiter.consumeSync('k', 3).allowed).toBe(true);
+    await limiter.close();
+  });
+
+  test('refusals do not extend the wait', async () => {
+    const { clock, limiter } = withClock();
+    limiter.consumeSync('k', 1);
+    for (let t = 10; t < 1000; t += 10) {
+      clock.now = t;
+      expect(limiter.consumeSync('k', 1)).toMatchObject({ allowed: false, resetMs: 1000 - t });
+    }
+    clock.now = 1000;
+    expect(limiter.consumeSync('k', 1).allowed).toBe(true);
+    await limiter.close();
+  });
+});
