@@ -194,7 +194,7 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
       const res = await search(customer, unknownVin);
       expect(res.statusCode).toBe(404);
       expect(res.json()).toEqual({ message: `No auction records were found for VIN ${unknownVin}.` });
-      expect(await t.repos.searches.usedInPeriod(customer.accountId, (await t.repos.searches.listForAccount(customer.accountId))[0]!.period_start)).toBe(1);
+      expect(await t.repos.usageCounters.usedInPeriod(customer.accountId, (await t.repos.searches.listForAccount(customer.accountId))[0]!.period_start)).toBe(1);
     });
   });
 
