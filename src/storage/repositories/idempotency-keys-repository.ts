@@ -58,8 +58,8 @@ export class IdempotencyKeysRepository {
     };
   }
 
-  async insert(trx: Kysely<Database>, key: NewIdempotencyKey): Promise<void> {
-    await this.insertKey.execute(trx, key);
+  insert(trx: Kysely<Database>, key: NewIdempotencyKey): Promise<unknown> {
+    return this.insertKey.execute(trx, key);
   }
 
   /** Keys live 24 hours; older ones are only dead weight. */

@@ -23,8 +23,8 @@ export class ReportsRepository {
     );
   }
 
-  async insert(trx: Kysely<Database>, report: NewReport): Promise<void> {
-    await this.insertReport.execute(trx, report);
+  insert(trx: Kysely<Database>, report: NewReport): Promise<unknown> {
+    return this.insertReport.execute(trx, report);
   }
 
   async findById(id: string): Promise<StoredReport | undefined> {

@@ -14,8 +14,8 @@ export class SearchesRepository {
     this.insertSearch = new PreparedQuery(k, searchColumns, (p) => k.insertInto('searches').values(p as SearchRow));
   }
 
-  async insert(trx: Kysely<Database>, search: SearchRow): Promise<void> {
-    await this.insertSearch.execute(trx, search);
+  insert(trx: Kysely<Database>, search: SearchRow): Promise<unknown> {
+    return this.insertSearch.execute(trx, search);
   }
 
   async countForAccount(accountId: string): Promise<number> {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isReportId } from '../../../src/domain/ids.ts';
-import type { Lot } from '../../../src/domain/lot.ts';
-import type { CommitResult, SearchToCommit } from '../../../src/storage/search-commit.ts';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
-import { createCustomer, makeLot, type Customer } from '../../support/fixtures.ts';
-import { randomVin } from './helpers.ts';
+import { isReportId } from '../../src/domain/ids.ts';
+import type { Lot } from '../../src/domain/lot.ts';
+import type { CommitResult, SearchToCommit } from '../../src/storage/search-commit.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
+import { createCustomer, makeLot, type Customer } from '../support/fixtures.ts';
+import { randomVin } from './repositories/helpers.ts';
 
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;

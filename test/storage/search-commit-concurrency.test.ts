@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { CommitResult, SearchToCommit } from '../../../src/storage/search-commit.ts';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
-import { createCustomer, makeLot, type Customer } from '../../support/fixtures.ts';
-import { randomVin } from './helpers.ts';
+import type { CommitResult, SearchToCommit } from '../../src/storage/search-commit.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
+import { createCustomer, makeLot, type Customer } from '../support/fixtures.ts';
+import { randomVin } from './repositories/helpers.ts';
 
 const PERIOD = '2026-03-01T00:00:00.000Z';
 
