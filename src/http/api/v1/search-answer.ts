@@ -1,9 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { ApiError, validationError } from '../../../errors.ts';
-import { limitHeaders } from '../../../limits/limit-headers.ts';
+import { limitHeaders, retryAfter } from '../../../limits/limit-headers.ts';
 import type { SearchOutcome } from '../../../search/search-service.ts';
-
-const retryAfter = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
 
 /**
  * A search's outcome as HTTP: status, body and headers, in this one place. A report is sent; every

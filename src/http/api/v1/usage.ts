@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../../../errors.ts';
+import { retryAfter } from '../../../limits/limit-headers.ts';
 import { authErrorResponses, ErrorSchema } from '../schemas.ts';
 
 const UsageSchema = Type.Object(
@@ -42,7 +43,7 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const guard = await usageCalls.consume(principal.accountId);
       if (!guard.allowed) {
         throw new ApiError('RATE_LIMITED', `Too many usage calls: at most ${usageCalls.perSecond} per second.`, {
-          headers: { 'retry-after': String(Math.max(1, Math.ceil(guard.resetMs / 1000))) },
+          headers: { 'retry-after': retryAfter(guard.resetMs) },
         });
       }
       const usage = await app.services.usage.forAccount(principal.accountId);
