@@ -153,7 +153,7 @@ try {
   results.push(
     await stage('commit: usage counter, report, search record', preloadedVins, async (vin) => {
       const now = new Date();
-      await repos.searches.commit({
+      await repos.searchCommit.commit({
         accountId: principal.accountId,
         tokenId: principal.tokenId,
         vin,

@@ -6,8 +6,11 @@ import { createRepositories, type Repositories } from './storage/repositories/in
 import { Metrics } from './observability/metrics.ts';
 import type { RateLimiter } from './limits/rate/rate-limiter.ts';
 import { createRateLimiter } from './limits/rate/create-rate-limiter.ts';
+import { createGuards, type Guards } from './limits/guards.ts';
 import { UsageService } from './limits/usage-service.ts';
+import { ReportService } from './search/report-service.ts';
 import { SearchService } from './search/search-service.ts';
+import { VinPreviewService } from './search/vin-preview.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
 import { AccountAuthService } from './accounts/account-auth-service.ts';
@@ -53,7 +56,10 @@ export interface Container {
   readonly database: Pick<Db, 'ping' | 'dialect'>;
   // Search and limits.
   readonly search: SearchService;
+  readonly reports: ReportService;
+  readonly vinPreview: VinPreviewService;
   readonly usage: UsageService;
+  readonly guards: Guards;
   // Accounts and billing.
   readonly hasher: PasswordHasher;
   readonly sessions: SessionService;
@@ -89,6 +95,7 @@ export function createContainer(options: ContainerOptions): Container {
     ...(options.now ? { now: options.now } : {}),
     onBackgroundError: (error) => log.warn({ err: error }, 'background write failed'),
   });
+  const guards = createGuards(limiterSetup.limiter);
 
   const hasher = new PasswordHasher(overrides.passwordCost);
   const sessions = new SessionService(repos);
@@ -109,7 +116,10 @@ export function createContainer(options: ContainerOptions): Container {
     rateLimiter: limiterSetup.limiter,
     database: db,
     search,
+    reports: new ReportService(repos.reports),
+    vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),
     usage: new UsageService(repos),
+    guards,
     hasher,
     sessions,
     auth,

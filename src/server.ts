@@ -27,7 +27,7 @@ export async function startServer(config: Config): Promise<void> {
   const app = await buildApp({ services, loggerInstance: log });
 
   const sweeper = setInterval(() => {
-    services.repos.searches.deleteExpiredIdempotencyKeys().catch((error) => app.log.warn({ err: error }, 'idempotency key cleanup failed'));
+    services.search.deleteExpiredIdempotencyKeys().catch((error) => app.log.warn({ err: error }, 'idempotency key cleanup failed'));
   }, HOUR_MS);
   sweeper.unref();
 

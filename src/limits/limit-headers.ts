@@ -14,6 +14,11 @@ export interface LimitsSnapshot {
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
+/** Retry-After for a refusal whose limit frees in `ms`: whole seconds, and never 0 (which would invite a retry at once). */
+export function retryAfter(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms / 1000)));
+}
+
 /**
  * RateLimit-Policy and RateLimit as structured fields (draft-ietf-httpapi-ratelimit-headers-11):
  * one policy for the second and one for the billing month, with q (quota), w (window, seconds),

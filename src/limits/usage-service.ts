@@ -1,5 +1,6 @@
 import { billingPeriodAt } from './billing-period.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
+import type { AccountSearch } from '../domain/search.ts';
 
 /** An account's limits and use in the billing period that contains `now`. */
 export interface Usage {
@@ -14,9 +15,15 @@ export interface Usage {
   resetsAt: Date;
 }
 
+/** One page of the account's searches, newest first. */
+export interface SearchHistoryPage {
+  searches: AccountSearch[];
+  hasMore: boolean;
+}
+
 /**
  * The one definition of "usage", shared by the usage endpoint, the search response headers and
- * the customer's account pages.
+ * the customer's account pages, and the account's searches behind it.
  */
 export class UsageService {
   constructor(private readonly repos: Repositories) {}
@@ -27,7 +34,7 @@ export class UsageService {
     const plan = await this.repos.plans.findByCode(subscription.plan_code);
     if (!plan) throw new Error(`subscription ${subscription.id} names unknown plan ${subscription.plan_code}`);
     const period = billingPeriodAt(new Date(subscription.started_at), now);
-    const used = await this.repos.searches.usedInPeriod(accountId, period.start.toISOString());
+    const used = await this.repos.usageCounters.usedInPeriod(accountId, period.start.toISOString());
     return {
       plan: { code: plan.code, name: plan.name },
       billing: subscription.billing,
@@ -38,5 +45,15 @@ export class UsageService {
       periodStart: period.start,
       resetsAt: period.end,
     };
+  }
+
+  /** The account's searches, newest first, `limit` at a time; `before` is the last search of the previous page. */
+  historyPage(accountId: string, page: { limit: number; before?: { createdAt: string; id: string } }): Promise<SearchHistoryPage> {
+    return this.repos.searches.pageForAccount(accountId, page);
+  }
+
+  /** Searches per UTC day (YYYY-MM-DD) in the usage's billing period; days without searches are absent. */
+  dailyCounts(accountId: string, usage: Pick<Usage, 'periodStart' | 'resetsAt'>): Promise<{ day: string; count: number }[]> {
+    return this.repos.searches.dailyCounts(accountId, usage.periodStart.toISOString(), usage.resetsAt.toISOString());
   }
 }

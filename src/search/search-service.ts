@@ -1,26 +1,23 @@
 import { billingPeriodAt } from '../limits/billing-period.ts';
-import type { Lot } from '../domain/lot.ts';
-import { checkVin } from '../domain/vin.ts';
-import { ApiError, validationError } from '../errors.ts';
-import type { Repositories } from '../storage/repositories/index.ts';
-import type { CommittedSearch } from '../storage/repositories/searches-repository.ts';
-import type { ActivePrincipal } from '../domain/principal.ts';
-import { limitHeaders } from '../limits/limit-headers.ts';
-import type { Metrics } from '../observability/metrics.ts';
+import type { LimitsSnapshot } from '../limits/limit-headers.ts';
 import type { RateLimiter } from '../limits/rate/rate-limiter.ts';
+import type { ActivePrincipal } from '../domain/principal.ts';
+import type { Report } from '../domain/report.ts';
+import { checkVin } from '../domain/vin.ts';
+import type { Repositories } from '../storage/repositories/index.ts';
+import type { Metrics } from '../observability/metrics.ts';
 
-export interface Report {
-  status: 'success';
-  vin: string;
-  origin_timestamp: string;
-  lots: Lot[];
-  report_url: string;
-}
-
-export interface SearchResult {
-  report: Report;
-  headers: Record<string, string>;
-}
+/**
+ * What a search answers. Every outcome past the rate check carries the account's limits as they
+ * stand after it; the rate check's own refusal carries them too, uncounted.
+ */
+export type SearchOutcome =
+  | { kind: 'found'; report: Report; replayed: boolean; limits: LimitsSnapshot }
+  | { kind: 'not_found'; vin: string; replayed: boolean; limits: LimitsSnapshot }
+  | { kind: 'rate_limited'; limits: LimitsSnapshot }
+  | { kind: 'quota_exceeded'; limits: LimitsSnapshot }
+  | { kind: 'idempotency_conflict'; originalVin: string }
+  | { kind: 'invalid_input'; field: 'vin' | 'Idempotency-Key'; messages: string[] };
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const TOUCH_INTERVAL_MS = 60_000;
@@ -47,20 +44,17 @@ export class SearchService {
     this.now = options.now ?? (() => new Date());
   }
 
-  reportUrl(reportId: string): string {
-    return `${this.options.publicBaseUrl}/report/${reportId}`;
-  }
-
-  async search(principal: ActivePrincipal, rawVin: unknown, rawIdempotencyKey: string | undefined): Promise<SearchResult> {
-    if (typeof rawVin !== 'string') throw validationError('vin', ['The vin field is required.']);
+  async search(principal: ActivePrincipal, rawVin: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
     const vinCheck = checkVin(rawVin);
-    if (!vinCheck.ok) throw validationError('vin', vinCheck.errors);
+    if (!vinCheck.ok) return { kind: 'invalid_input', field: 'vin', messages: vinCheck.errors };
     const vin = vinCheck.vin;
     const idempotencyKey = rawIdempotencyKey === undefined ? null : rawIdempotencyKey.trim();
     if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw validationError('Idempotency-Key', [
-        'The Idempotency-Key header must be 1 to 255 visible ASCII characters.',
-      ]);
+      return {
+        kind: 'invalid_input',
+        field: 'Idempotency-Key',
+        messages: ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'],
+      };
     }
 
     const { repos, rateLimiter } = this.options;
@@ -69,25 +63,18 @@ export class SearchService {
     const now = this.now();
     const period = billingPeriodAt(new Date(subscription.startedAt), now);
     const periodStart = period.start.toISOString();
-    const quotaOf = (used: number) => ({
-      limit: subscription.monthlyQuota,
-      used,
-      periodStart: period.start,
-      periodEnd: period.end,
+    const limitsAt = (used: number): LimitsSnapshot => ({
+      rate,
+      quota: { limit: subscription.monthlyQuota, used, periodStart: period.start, periodEnd: period.end },
+      now,
     });
 
     if (!rate.allowed) {
-      const used = await repos.searches.usedInPeriod(principal.accountId, periodStart);
-      const headers = limitHeaders({ rate, quota: quotaOf(used), now });
-      throw new ApiError(
-        'RATE_LIMITED',
-        `Rate limit exceeded: your plan allows ${rate.limit} searches per second. Retry after the Retry-After delay.`,
-        { headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(rate.resetMs / 1000))) } },
-      );
+      return { kind: 'rate_limited', limits: limitsAt(await repos.usageCounters.usedInPeriod(principal.accountId, periodStart)) };
     }
 
     const lots = await repos.lots.findByVin(vin);
-    const result = await repos.searches.commit({
+    const result = await repos.searchCommit.commit({
       accountId: principal.accountId,
       tokenId: principal.tokenId,
       vin,
@@ -99,42 +86,33 @@ export class SearchService {
     });
     this.touchToken(principal, now);
 
-    if (result.kind === 'idempotency_conflict') {
-      throw validationError('Idempotency-Key', [
-        `This Idempotency-Key was used for VIN ${result.originalVin} in the last 24 hours; use a new key for another VIN.`,
-      ]);
-    }
-    const headers = limitHeaders({ rate, quota: quotaOf(result.used), now });
+    if (result.kind === 'idempotency_conflict') return result;
+    const limits = limitsAt(result.used);
     if (result.kind === 'quota_exceeded') {
       this.options.metrics.quotaRejections.inc();
-      const retryAfter = Math.max(1, Math.ceil((period.end.getTime() - now.getTime()) / 1000));
-      throw new ApiError(
-        'QUOTA_EXCEEDED',
-        `Monthly quota exceeded: your plan includes ${subscription.monthlyQuota} searches per billing period, which resets at ${period.end.toISOString()}.`,
-        { headers: { ...headers, 'retry-after': String(retryAfter) } },
-      );
+      return { kind: 'quota_exceeded', limits };
     }
-    if (result.kind === 'replayed') headers['idempotent-replayed'] = 'true';
-    this.options.metrics.searches.inc({
-      outcome: result.kind === 'replayed' ? 'replayed' : result.search.reportId !== null ? 'found' : 'not_found',
-    });
-    return this.respond(result.search, headers);
-  }
-
-  private respond(search: CommittedSearch, headers: Record<string, string>): SearchResult {
-    if (search.reportId === null) {
-      throw new ApiError('NO_RECORDS', `No auction records were found for VIN ${search.vin}.`, { headers });
-    }
+    const replayed = result.kind === 'replayed';
+    const { search } = result;
+    this.options.metrics.searches.inc({ outcome: replayed ? 'replayed' : search.reportId !== null ? 'found' : 'not_found' });
+    if (search.reportId === null) return { kind: 'not_found', vin: search.vin, replayed, limits };
     return {
-      headers,
+      kind: 'found',
+      replayed,
+      limits,
       report: {
         status: 'success',
         vin: search.vin,
         origin_timestamp: search.createdAt,
         lots: search.lots,
-        report_url: this.reportUrl(search.reportId),
+        report_url: `${this.options.publicBaseUrl}/report/${search.reportId}`,
       },
     };
+  }
+
+  /** Idempotency keys answer for 24 hours; the hourly sweep drops the older ones. */
+  deleteExpiredIdempotencyKeys(now = this.now()): Promise<number> {
+    return this.options.repos.idempotencyKeys.deleteExpired(now);
   }
 
   /** last_used_at is for the customer's token list; minute precision is plenty and saves a write per search. */

@@ -242,7 +242,6 @@ export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type LotRow = Selectable<LotsTable>;
 export type NewLotRow = Insertable<LotsTable>;
-export type ReportRow = Selectable<ReportsTable>;
 export type SearchRow = Selectable<SearchesTable>;
 
 export type InvoiceRow = Selectable<InvoicesTable>;

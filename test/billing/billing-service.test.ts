@@ -53,7 +53,7 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
     const plan = await t.repos.plans.findByCode(subscription!.plan_code);
     const start = (await usage.forAccount(account.id, now))!.periodStart;
     for (let i = 0; i < searches; i++) {
-      await t.repos.searches.commit({ accountId: account.id, tokenId: token.id, vin: validVin(), now, periodStart: start.toISOString(), quota: plan!.monthly_quota, lots: [], idempotencyKey: null });
+      await t.repos.searchCommit.commit({ accountId: account.id, tokenId: token.id, vin: validVin(), now, periodStart: start.toISOString(), quota: plan!.monthly_quota, lots: [], idempotencyKey: null });
     }
   }
 

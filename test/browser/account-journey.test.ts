@@ -409,7 +409,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
         const count = weekend ? 3 + (day % 4) : 18 + ((day * 7) % 23);
         expected.set(at.toISOString().slice(0, 10), count);
         for (let i = 0; i < count; i++) {
-          const result = await run.repos.searches.commit({
+          const result = await run.repos.searchCommit.commit({
             accountId: account.id,
             tokenId: tokens[i % 2]!.row.id,
             vin: i % 5 === 0 ? '1HGCM82633A004352' : VIN,

@@ -1,23 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import { LotSchema } from '../../domain/lot.ts';
-
-export const ReportSchema = Type.Object(
-  {
-    status: Type.Literal('success', { description: 'Always "success" on a 200.' }),
-    vin: Type.String({ description: 'The VIN the report is for, normalised (trimmed, upper-case).' }),
-    origin_timestamp: Type.String({
-      format: 'date-time',
-      description: 'When the report was made: ISO 8601, milliseconds, UTC (Z).',
-      examples: ['2026-11-21T07:55:12.123Z'],
-    }),
-    lots: Type.Array(LotSchema, { description: 'Every known auction lot of the vehicle, newest sale first.' }),
-    report_url: Type.String({
-      format: 'uri',
-      description: 'Shareable report page: {PUBLIC_BASE_URL}/report/<uuid v4>. Anyone holding the link can open it.',
-    }),
-  },
-  { $id: 'Report', title: 'Report', additionalProperties: false },
-);
 
 export const ErrorSchema = Type.Object(
   {

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { ErrorSchema, ReportSchema } from '../api/schemas.ts';
+import { ErrorSchema } from '../api/schemas.ts';
+import { ReportSchema } from '../../domain/report.ts';
 import { LotSchema } from '../../domain/lot.ts';
 
 /**

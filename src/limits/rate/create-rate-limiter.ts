@@ -13,8 +13,6 @@ const RETRY_REDIS_AFTER_MS = 1000;
 
 export interface RateLimiterSetup {
   limiter: RateLimiter;
-  /** The Redis connection, when there is one (also used for idempotency and health). */
-  redis: Redis | null;
   close(): Promise<void>;
 }
 
@@ -24,7 +22,7 @@ export interface RateLimiterSetup {
  */
 export function createRateLimiter(config: Config, metrics: Metrics, log: FastifyBaseLogger): RateLimiterSetup {
   const memory = new InstrumentedRateLimiter(new MemoryRateLimiter(), 'memory', metrics);
-  if (!config.redisUrl) return { limiter: memory, redis: null, close: () => memory.close() };
+  if (!config.redisUrl) return { limiter: memory, close: () => memory.close() };
 
   const redis = new Redis(config.redisUrl, {
     // Fail at once while disconnected instead of queueing: the fallback decides meanwhile.
@@ -60,7 +58,6 @@ export function createRateLimiter(config: Config, metrics: Metrics, log: Fastify
   });
   return {
     limiter,
-    redis,
     close: async () => {
       await limiter.close();
       redis.disconnect();

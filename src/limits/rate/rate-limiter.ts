@@ -5,7 +5,7 @@
  * `limit` simultaneous requests all pass, and no one-second window ever holds more than `limit`.
  *
  * Implementations: in-process (memory-rate-limiter.ts, one node) and, for scale-out, Redis.
- * Every implementation passes the same contract suite (test/services/rate-limiter.contract.ts).
+ * Every implementation passes the same contract suite (test/limits/rate/rate-limiter.contract.ts).
  */
 export interface RateDecision {
   allowed: boolean;

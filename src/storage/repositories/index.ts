@@ -8,8 +8,11 @@ import { LotsRepository } from './lots-repository.ts';
 import { OperatorTokensRepository } from './operator-tokens-repository.ts';
 import { PasswordResetsRepository } from './password-resets-repository.ts';
 import { PlansRepository } from './plans-repository.ts';
+import { IdempotencyKeysRepository } from './idempotency-keys-repository.ts';
 import { ReportsRepository } from './reports-repository.ts';
 import { SearchesRepository } from './searches-repository.ts';
+import { UsageCountersRepository } from './usage-counters-repository.ts';
+import { SearchCommit } from '../search-commit.ts';
 import { SettingsRepository } from './settings-repository.ts';
 import { TokensRepository } from './tokens-repository.ts';
 import { WebSessionsRepository } from './web-sessions-repository.ts';
@@ -23,6 +26,10 @@ export interface Repositories {
   lots: LotsRepository;
   reports: ReportsRepository;
   searches: SearchesRepository;
+  usageCounters: UsageCountersRepository;
+  idempotencyKeys: IdempotencyKeysRepository;
+  /** Commits a counted search across the four above, all or nothing. */
+  searchCommit: SearchCommit;
   // The customer's personal account (0003).
   settings: SettingsRepository;
   passwords: AccountPasswordsRepository;
@@ -36,14 +43,20 @@ export interface Repositories {
 }
 
 export function createRepositories(db: Db): Repositories {
+  const ledger = {
+    reports: new ReportsRepository(db),
+    searches: new SearchesRepository(db),
+    usageCounters: new UsageCountersRepository(db),
+    idempotencyKeys: new IdempotencyKeysRepository(db),
+  };
   return {
     plans: new PlansRepository(db),
     accounts: new AccountsRepository(db),
     subscriptions: new SubscriptionsRepository(db),
     tokens: new TokensRepository(db),
     lots: new LotsRepository(db),
-    reports: new ReportsRepository(db),
-    searches: new SearchesRepository(db),
+    ...ledger,
+    searchCommit: new SearchCommit(db, ledger),
     settings: new SettingsRepository(db),
     passwords: new AccountPasswordsRepository(db),
     webSessions: new WebSessionsRepository(db),

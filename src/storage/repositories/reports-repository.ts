@@ -1,16 +1,31 @@
+import type { Kysely } from 'kysely';
+import { PreparedQuery } from '../prepared-query.ts';
 import type { Db } from '../database.ts';
-import type { Lot } from '../../domain/lot.ts';
+import type { Database } from '../schema.ts';
+import type { StoredReport } from '../../domain/report.ts';
 
-export interface StoredReport {
+export type NewReport = {
   id: string;
   accountId: string;
   vin: string;
-  createdAt: string;
-  lots: Lot[];
-}
+  at: string;
+  /** The lots as JSON: the snapshot the report page shows. */
+  lots: string;
+};
 
 export class ReportsRepository {
-  constructor(private readonly db: Db) {}
+  private readonly insertReport: PreparedQuery<NewReport, unknown>;
+
+  constructor(private readonly db: Db) {
+    const k = db.kysely;
+    this.insertReport = new PreparedQuery(k, ['id', 'accountId', 'vin', 'at', 'lots'], (p) =>
+      k.insertInto('reports').values({ id: p.id, account_id: p.accountId, vin: p.vin, created_at: p.at, lots: p.lots }),
+    );
+  }
+
+  insert(trx: Kysely<Database>, report: NewReport): Promise<unknown> {
+    return this.insertReport.execute(trx, report);
+  }
 
   async findById(id: string): Promise<StoredReport | undefined> {
     const row = await this.db.kysely.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();

@@ -23,9 +23,9 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const before = cursor ? { createdAt: cursor[1]!, id: cursor[2]! } : undefined;
       const [usage, page] = await Promise.all([
         app.services.usage.forAccount(account.id, now),
-        app.services.repos.searches.pageForAccount(account.id, { limit: PAGE_SIZE, ...(before ? { before } : {}) }),
+        app.services.usage.historyPage(account.id, { limit: PAGE_SIZE, ...(before ? { before } : {}) }),
       ]);
-      const counts = usage ? await app.services.repos.searches.dailyCounts(account.id, usage.periodStart.toISOString(), usage.resetsAt.toISOString()) : [];
+      const counts = usage ? await app.services.usage.dailyCounts(account.id, usage) : [];
       const last = page.searches.at(-1);
       return reply.page('account/usage', {
         title: 'Usage',

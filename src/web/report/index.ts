@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { isReportId } from '../../domain/ids.ts';
 import { presentReport, reportTitle } from './present.ts';
 
 /** The shareable report page: the snapshot a search stored, to anyone holding the link. */
@@ -9,7 +8,7 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/report/:id',
     { schema: { hide: true, params: Type.Object({ id: Type.String() }) } },
     async (request, reply) => {
-      const report = isReportId(request.params.id) ? await app.services.repos.reports.findById(request.params.id) : undefined;
+      const report = await app.services.reports.find(request.params.id);
       if (!report) return app.renderNotFoundPage(request, reply);
       const view = presentReport(report);
       reply.header('x-robots-tag', 'noindex, nofollow').header('cache-control', 'private, max-age=300');

@@ -1,5 +1,5 @@
 import type { Lot } from '../../domain/lot.ts';
-import type { StoredReport } from '../../storage/repositories/reports-repository.ts';
+import type { StoredReport } from '../../domain/report.ts';
 import {
   cleanText,
   formatAuction,

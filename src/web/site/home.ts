@@ -1,10 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { checkVin } from '../../domain/vin.ts';
+import type { VinPreviewOutcome } from '../../search/vin-preview.ts';
 import { formatAuction, formatDate } from '../format.ts';
-
-/** VIN checks a second, per network address: the landing page's box is for people, not for crawlers. */
-const PREVIEW_RATE = 2;
 
 export interface VinPreview {
   vin: string;
@@ -20,6 +17,25 @@ function listOf(words: string[]): string {
   return `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
 }
 
+function presentPreview(outcome: VinPreviewOutcome): VinPreview {
+  const nothing = { found: 0, auctions: '', lastSale: null, photos: 0 };
+  switch (outcome.kind) {
+    case 'invalid':
+      return { vin: outcome.vin, error: outcome.messages[0]!.replace(/^The vin/, 'The VIN'), ...nothing };
+    case 'rate_limited':
+      return { vin: outcome.vin, error: 'Too many checks at once. Wait a second and try again.', ...nothing };
+    case 'summary':
+      return {
+        vin: outcome.vin,
+        error: null,
+        found: outcome.found,
+        auctions: listOf([...new Set(outcome.auctions.map(formatAuction))]),
+        lastSale: formatDate(outcome.lastSale),
+        photos: outcome.photos,
+      };
+  }
+}
+
 /**
  * The landing page: what the API does, and a VIN box that says what a report for that VIN would
  * hold (how many auction records we have, from which auctions), without the records themselves:
@@ -30,32 +46,9 @@ const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/',
     { schema: { hide: true, querystring: Type.Object({ vin: Type.Optional(Type.String({ maxLength: 64 })), done: Type.Optional(Type.String({ maxLength: 40 })) }) } },
     async (request, reply) => {
-      let preview: VinPreview | null = null;
       const raw = request.query.vin;
-      if (raw !== undefined) {
-        const check = checkVin(raw);
-        if (!check.ok) {
-          preview = { vin: raw.trim(), error: check.errors[0]!.replace(/^The vin/, 'The VIN'), found: 0, auctions: '', lastSale: null, photos: 0 };
-        } else {
-          const rate = await app.services.rateLimiter.consume(`vin-preview:${request.ip}`, PREVIEW_RATE);
-          if (!rate.allowed) {
-            preview = { vin: check.vin, error: 'Too many checks at once. Wait a second and try again.', found: 0, auctions: '', lastSale: null, photos: 0 };
-          } else {
-            const lots = await app.services.repos.lots.findByVin(check.vin);
-            const auctions = [...new Set(lots.map((lot) => formatAuction(lot.auction)))];
-            const lastSale = lots.find((lot) => lot.sale_date !== null)?.sale_date ?? null;
-            preview = {
-              vin: check.vin,
-              error: null,
-              found: lots.length,
-              auctions: listOf(auctions),
-              lastSale: formatDate(lastSale),
-              photos: lots.reduce((sum, lot) => sum + lot.images.length, 0),
-            };
-          }
-        }
-      }
-      const plans = (await app.services.repos.plans.list()).filter((plan) => plan.is_public === 1);
+      const preview = raw === undefined ? null : presentPreview(await app.services.vinPreview.preview(raw, request.ip));
+      const plans = await app.services.payments.billing.publicPlans();
       const cheapest = plans.reduce((min, plan) => Math.min(min, plan.monthly_price_cents), Number.POSITIVE_INFINITY);
       return reply.page('home', {
         title: 'Vehicle auction history API',

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import { ErrorSchema, ReportSchema, searchErrorResponses } from '../schemas.ts';
+import { ReportSchema } from '../../../domain/report.ts';
+import { ErrorSchema, searchErrorResponses } from '../schemas.ts';
+import { answerSearch } from './search-answer.ts';
 
 const VinField = Type.String({
   description: 'The VIN: 17 characters, case and surrounding spaces ignored. North American VINs (first character 1-5) must carry a valid check digit.',
@@ -43,9 +44,6 @@ const common = {
 };
 
 const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const run = (request: FastifyRequest, vin: unknown) =>
-    app.services.search.search(request.principal!, vin, request.headers['idempotency-key'] as string | undefined);
-
   app.post(
     '/api/v1/search',
     {
@@ -59,10 +57,8 @@ const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: Type.Object({ vin: VinField }),
       },
     },
-    async (request, reply) => {
-      const { report, headers } = await run(request, request.body.vin);
-      return reply.headers(headers).send(report);
-    },
+    async (request, reply) =>
+      answerSearch(reply, await app.services.search.search(request.principal!, request.body.vin, request.headers['idempotency-key'])),
   );
 
   app.get(
@@ -77,10 +73,8 @@ const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: Type.Object({ vin: VinField }),
       },
     },
-    async (request, reply) => {
-      const { report, headers } = await run(request, request.query.vin);
-      return reply.headers(headers).send(report);
-    },
+    async (request, reply) =>
+      answerSearch(reply, await app.services.search.search(request.principal!, request.query.vin, request.headers['idempotency-key'])),
   );
 };
 

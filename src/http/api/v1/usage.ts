@@ -1,10 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../../../errors.ts';
+import { retryAfter } from '../../../limits/limit-headers.ts';
 import { authErrorResponses, ErrorSchema } from '../schemas.ts';
-
-/** Usage is free, but a loop calling it must not load the service: its own small rate per account. */
-export const USAGE_RATE_PER_SECOND = 5;
 
 const UsageSchema = Type.Object(
   {
@@ -21,6 +19,7 @@ const UsageSchema = Type.Object(
 );
 
 const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { usageCalls } = app.services.guards;
   app.addSchema(UsageSchema);
   app.get(
     '/api/v1/usage',
@@ -29,22 +28,22 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Account'],
         summary: "The account's plan and its use in the current billing period",
-        description: `Free: not counted against the quota and not limited by the search rate (it has its own limit of ${USAGE_RATE_PER_SECOND} calls per second).`,
+        description: `Free: not counted against the quota and not limited by the search rate (it has its own limit of ${usageCalls.perSecond} calls per second).`,
         operationId: 'usage',
         security: [{ apiToken: [] }],
         response: {
           200: Type.Ref(UsageSchema),
           ...authErrorResponses,
-          429: Type.Ref(ErrorSchema, { description: 'More than 5 usage calls in one second; see Retry-After.' }),
+          429: Type.Ref(ErrorSchema, { description: `More than ${usageCalls.perSecond} usage calls in one second; see Retry-After.` }),
         },
       },
     },
     async (request) => {
       const principal = request.principal!;
-      const guard = await app.services.rateLimiter.consume(`usage:${principal.accountId}`, USAGE_RATE_PER_SECOND);
+      const guard = await usageCalls.consume(principal.accountId);
       if (!guard.allowed) {
-        throw new ApiError('RATE_LIMITED', `Too many usage calls: at most ${USAGE_RATE_PER_SECOND} per second.`, {
-          headers: { 'retry-after': String(Math.max(1, Math.ceil(guard.resetMs / 1000))) },
+        throw new ApiError('RATE_LIMITED', `Too many usage calls: at most ${usageCalls.perSecond} per second.`, {
+          headers: { 'retry-after': retryAfter(guard.resetMs) },
         });
       }
       const usage = await app.services.usage.forAccount(principal.accountId);

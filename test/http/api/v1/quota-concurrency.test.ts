@@ -46,7 +46,7 @@ describe.each(DIALECTS)('quota under concurrency on %s', (dialect) => {
     expect(await t.repos.reports.countForAccount(customer.accountId)).toBe(found.length);
     expect(records.filter((r) => r.outcome === 'found')).toHaveLength(found.length);
     expect(new Set(found.map((r) => r.json().report_url)).size).toBe(found.length);
-    expect(await t.repos.searches.usedInPeriod(customer.accountId, records[0]!.period_start)).toBe(quota);
+    expect(await t.repos.usageCounters.usedInPeriod(customer.accountId, records[0]!.period_start)).toBe(quota);
   });
 
   it('keeps accounts apart: each of several accounts gets exactly its own quota', async () => {

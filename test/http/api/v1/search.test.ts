@@ -1,6 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Writable } from 'node:stream';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOT_FIELDS } from '../../../../src/domain/lot.ts';
-import { createTestApp, TEST_BASE_URL, type TestApp } from '../../../support/app.ts';
+import { loggerOptions } from '../../../../src/observability/logger.ts';
+import { buildAppOn, createTestApp, TEST_BASE_URL, testConfig, type TestApp } from '../../../support/app.ts';
 import { DIALECTS } from '../../../support/databases.ts';
 import { createCustomer, makeLot, validVin, type Customer } from '../../../support/fixtures.ts';
 
@@ -194,7 +198,7 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
       const res = await search(customer, unknownVin);
       expect(res.statusCode).toBe(404);
       expect(res.json()).toEqual({ message: `No auction records were found for VIN ${unknownVin}.` });
-      expect(await t.repos.searches.usedInPeriod(customer.accountId, (await t.repos.searches.listForAccount(customer.accountId))[0]!.period_start)).toBe(1);
+      expect(await t.repos.usageCounters.usedInPeriod(customer.accountId, (await t.repos.searches.listForAccount(customer.accountId))[0]!.period_start)).toBe(1);
     });
   });
 
@@ -377,19 +381,56 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
   });
 
   describe('5xx', () => {
+    /**
+     * A fault inside the commit's transaction: the search record's insert fails for this account,
+     * after its usage counter was incremented and its report written in the same transaction.
+     */
+    async function failSearchRecordsOf(accountId: string, message: string): Promise<() => Promise<void>> {
+      const account = sql.lit(accountId);
+      if (dialect === 'sqlite') {
+        await sql`create trigger fail_search_record before insert on searches when new.account_id = ${account} begin select raise(abort, ${sql.lit(message)}); end`.execute(t.db.kysely);
+        return async () => {
+          await sql`drop trigger fail_search_record`.execute(t.db.kysely);
+        };
+      }
+      await sql`create function fail_search_record() returns trigger language plpgsql as $$ begin raise exception ${sql.lit(message)}; end $$`.execute(t.db.kysely);
+      await sql`create trigger fail_search_record before insert on searches for each row when (new.account_id = ${account}) execute function fail_search_record()`.execute(t.db.kysely);
+      return async () => {
+        await sql`drop trigger fail_search_record on searches`.execute(t.db.kysely);
+        await sql`drop function fail_search_record()`.execute(t.db.kysely);
+      };
+    }
+
     it('answers a JSON message with a request id and no internals, logs it, and counts nothing', async () => {
       const customer = await createCustomer(t.repos, { quota: 10, rate: 100 });
-      const spy = vi.spyOn(t.repos.lots, 'findByVin').mockRejectedValueOnce(new Error('SQLITE_CORRUPT: database disk image is malformed at /secret/path'));
+      const lines: string[] = [];
+      const logger = pino(loggerOptions({ logLevel: 'info' }), new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(...chunk.toString().split('\n').filter(Boolean));
+          done();
+        },
+      }));
+      const app = await buildAppOn({ config: testConfig(), db: t.db, rateLimiter: t.rateLimiter, loggerInstance: logger });
+      const restore = await failSearchRecordsOf(customer.accountId, 'SQLITE_CORRUPT: database disk image is malformed at /secret/path');
       try {
-        const res = await search(customer, vin);
+        const res = await app.inject({ method: 'POST', url: '/api/v1/search', headers: { authorization: customer.token }, payload: { vin } });
         expect(res.statusCode).toBe(500);
         const body = res.json();
         expect(Object.keys(body)).toEqual(['message']);
         expect(body.message).not.toMatch(/SQLITE|secret|malformed|stack/i);
         expect(body.message).toContain(res.headers['x-request-id'] as string);
+
+        const logged = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'request failed');
+        expect(logged).toHaveLength(1);
+        expect(logged[0]).toMatchObject({ level: 50, reqId: res.headers['x-request-id'] });
+        expect(logged[0].err.message).toContain('SQLITE_CORRUPT: database disk image is malformed at /secret/path');
+
         expect(await countSearches(customer)).toBe(0);
+        expect(await t.repos.reports.countForAccount(customer.accountId)).toBe(0);
+        expect((await app.services.usage.forAccount(customer.accountId))?.used).toBe(0);
       } finally {
-        spy.mockRestore();
+        await restore();
+        await app.close();
       }
     });
   });

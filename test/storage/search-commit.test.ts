@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isReportId } from '../../../src/domain/ids.ts';
-import type { Lot } from '../../../src/domain/lot.ts';
-import type { CommitResult, SearchToCommit } from '../../../src/storage/repositories/searches-repository.ts';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
-import { createCustomer, makeLot, type Customer } from '../../support/fixtures.ts';
-import { randomVin } from './helpers.ts';
+import { isReportId } from '../../src/domain/ids.ts';
+import type { Lot } from '../../src/domain/lot.ts';
+import type { CommitResult, SearchToCommit } from '../../src/storage/search-commit.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
+import { createCustomer, makeLot, type Customer } from '../support/fixtures.ts';
+import { randomVin } from './repositories/helpers.ts';
 
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 const PERIOD = '2026-03-01T00:00:00.000Z';
 const NOW = new Date('2026-03-10T12:00:00.000Z');
 
-describe.each(DIALECTS)('SearchesRepository and ReportsRepository (%s)', (dialect) => {
+describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage counters, idempotency keys (%s)', (dialect) => {
   let t: TestDatabase;
   beforeAll(async () => {
     t = await createTestDatabase(dialect);
@@ -21,7 +21,7 @@ describe.each(DIALECTS)('SearchesRepository and ReportsRepository (%s)', (dialec
   });
 
   function commit(customer: Customer, overrides: Partial<SearchToCommit> = {}): Promise<CommitResult> {
-    return t.repos.searches.commit({
+    return t.repos.searchCommit.commit({
       accountId: customer.accountId,
       tokenId: customer.tokenId,
       vin: randomVin(),
@@ -44,7 +44,7 @@ describe.each(DIALECTS)('SearchesRepository and ReportsRepository (%s)', (dialec
     return {
       searches: await t.repos.searches.countForAccount(customer.accountId),
       reports: await t.repos.reports.countForAccount(customer.accountId),
-      used: await t.repos.searches.usedInPeriod(customer.accountId, periodStart),
+      used: await t.repos.usageCounters.usedInPeriod(customer.accountId, periodStart),
       keys: keys.map((k) => k.key).sort(),
     };
   }
@@ -144,16 +144,16 @@ describe.each(DIALECTS)('SearchesRepository and ReportsRepository (%s)', (dialec
   test('each billing period has its own counter; usedInPeriod reads it', async () => {
     const customer = await createCustomer(t.repos);
     const next = '2026-04-01T00:00:00.000Z';
-    expect(await t.repos.searches.usedInPeriod(customer.accountId, PERIOD)).toBe(0);
+    expect(await t.repos.usageCounters.usedInPeriod(customer.accountId, PERIOD)).toBe(0);
     await commit(customer, { quota: 2 });
     await commit(customer, { quota: 2 });
     expect(await commit(customer, { quota: 2 })).toMatchObject({ kind: 'quota_exceeded' });
     expect(await commit(customer, { quota: 2, periodStart: next, now: new Date('2026-04-01T00:00:00.000Z') })).toMatchObject({ kind: 'committed', used: 1 });
-    expect(await t.repos.searches.usedInPeriod(customer.accountId, PERIOD)).toBe(2);
-    expect(await t.repos.searches.usedInPeriod(customer.accountId, next)).toBe(1);
+    expect(await t.repos.usageCounters.usedInPeriod(customer.accountId, PERIOD)).toBe(2);
+    expect(await t.repos.usageCounters.usedInPeriod(customer.accountId, next)).toBe(1);
     // Counters are per account.
     const other = await createCustomer(t.repos);
-    expect(await t.repos.searches.usedInPeriod(other.accountId, PERIOD)).toBe(0);
+    expect(await t.repos.usageCounters.usedInPeriod(other.accountId, PERIOD)).toBe(0);
   });
 
   test('same Idempotency-Key and VIN within 24 hours replays the same search without counting', async () => {
@@ -254,7 +254,7 @@ describe.each(DIALECTS)('SearchesRepository and ReportsRepository (%s)', (dialec
     expect(await t.repos.searches.listForAccount((await createCustomer(t.repos)).accountId)).toEqual([]);
   });
 
-  test('deleteExpiredIdempotencyKeys drops keys 24 hours old or older and nothing else', async () => {
+  test('idempotencyKeys.deleteExpired drops keys 24 hours old or older and nothing else', async () => {
     const customer = await createCustomer(t.repos);
     const t0 = new Date('2030-01-01T00:00:00.000Z');
     const vinOld = randomVin();
@@ -269,7 +269,7 @@ describe.each(DIALECTS)('SearchesRepository and ReportsRepository (%s)', (dialec
       .where('created_at', '<=', t0.toISOString())
       .executeTakeFirstOrThrow();
     expect(Number(expired)).toBeGreaterThanOrEqual(1);
-    expect(await t.repos.searches.deleteExpiredIdempotencyKeys(at)).toBe(Number(expired));
+    expect(await t.repos.idempotencyKeys.deleteExpired(at)).toBe(Number(expired));
     expect((await ledger(customer)).keys).toEqual(['new']);
     expect(await t.repos.searches.countForAccount(customer.accountId)).toBe(2);
     expect(await commit(customer, { vin: vinNew, now: at, idempotencyKey: 'new' })).toEqual({
@@ -277,8 +277,8 @@ describe.each(DIALECTS)('SearchesRepository and ReportsRepository (%s)', (dialec
       used: 2,
       search: (kept as { search: unknown }).search,
     });
-    expect(await t.repos.searches.deleteExpiredIdempotencyKeys(at)).toBe(0);
-    expect(await t.repos.searches.deleteExpiredIdempotencyKeys(new Date(at.getTime() + HOUR))).toBe(1);
+    expect(await t.repos.idempotencyKeys.deleteExpired(at)).toBe(0);
+    expect(await t.repos.idempotencyKeys.deleteExpired(new Date(at.getTime() + HOUR))).toBe(1);
     expect((await ledger(customer)).keys).toEqual([]);
   });
 });

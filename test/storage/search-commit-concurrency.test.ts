@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { CommitResult, SearchToCommit } from '../../../src/storage/repositories/searches-repository.ts';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
-import { createCustomer, makeLot, type Customer } from '../../support/fixtures.ts';
-import { randomVin } from './helpers.ts';
+import type { CommitResult, SearchToCommit } from '../../src/storage/search-commit.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
+import { createCustomer, makeLot, type Customer } from '../support/fixtures.ts';
+import { randomVin } from './repositories/helpers.ts';
 
 const PERIOD = '2026-03-01T00:00:00.000Z';
 
@@ -10,7 +10,7 @@ const PERIOD = '2026-03-01T00:00:00.000Z';
  * The quota and idempotency guarantees under concurrency. On PostgreSQL the database gets a pool of
  * ten connections, so that the commits really run side by side in separate transactions.
  */
-describe.each(DIALECTS)('searches.commit under concurrency (%s)', (dialect) => {
+describe.each(DIALECTS)('searchCommit.commit under concurrency (%s)', (dialect) => {
   let t: TestDatabase;
   beforeAll(async () => {
     t = await createTestDatabase(dialect, dialect === 'postgres' ? { maxConnections: 10 } : {});
@@ -21,7 +21,7 @@ describe.each(DIALECTS)('searches.commit under concurrency (%s)', (dialect) => {
 
   function commit(customer: Customer, overrides: Partial<SearchToCommit>): Promise<CommitResult> {
     const vin = overrides.vin ?? randomVin();
-    return t.repos.searches.commit({
+    return t.repos.searchCommit.commit({
       accountId: customer.accountId,
       tokenId: customer.tokenId,
       vin,
@@ -44,7 +44,7 @@ describe.each(DIALECTS)('searches.commit under concurrency (%s)', (dialect) => {
     return {
       searches: await t.repos.searches.countForAccount(customer.accountId),
       reports: await t.repos.reports.countForAccount(customer.accountId),
-      used: await t.repos.searches.usedInPeriod(customer.accountId, PERIOD),
+      used: await t.repos.usageCounters.usedInPeriod(customer.accountId, PERIOD),
     };
   }
 

@@ -1,0 +1,22 @@
+import type { Lot } from './lot.ts';
+
+/** A counted search: what it answered, and what a repeat with its Idempotency-Key answers again. */
+export interface CommittedSearch {
+  searchId: string;
+  /** Null when nothing was found: a counted "not found" search has no report. */
+  reportId: string | null;
+  vin: string;
+  createdAt: string;
+  lots: Lot[];
+}
+
+/** A row of the customer's search history. */
+export interface AccountSearch {
+  id: string;
+  vin: string;
+  createdAt: string;
+  outcome: 'found' | 'not_found';
+  reportId: string | null;
+  tokenName: string | null;
+  tokenPrefix: string | null;
+}

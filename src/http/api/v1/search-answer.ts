@@ -1,0 +1,45 @@
+import type { FastifyReply } from 'fastify';
+import { ApiError, validationError } from '../../../errors.ts';
+import { limitHeaders, retryAfter } from '../../../limits/limit-headers.ts';
+import type { SearchOutcome } from '../../../search/search-service.ts';
+
+/**
+ * A search's outcome as HTTP: status, body and headers, in this one place. A report is sent; every
+ * other outcome leaves as an API error, whose status and body the error handler writes.
+ */
+export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): FastifyReply {
+  switch (outcome.kind) {
+    case 'found': {
+      const headers = limitHeaders(outcome.limits);
+      if (outcome.replayed) headers['idempotent-replayed'] = 'true';
+      return reply.headers(headers).send(outcome.report);
+    }
+    case 'not_found': {
+      const headers = limitHeaders(outcome.limits);
+      if (outcome.replayed) headers['idempotent-replayed'] = 'true';
+      throw new ApiError('NO_RECORDS', `No auction records were found for VIN ${outcome.vin}.`, { headers });
+    }
+    case 'rate_limited': {
+      const { rate } = outcome.limits;
+      throw new ApiError(
+        'RATE_LIMITED',
+        `Rate limit exceeded: your plan allows ${rate.limit} searches per second. Retry after the Retry-After delay.`,
+        { headers: { ...limitHeaders(outcome.limits), 'retry-after': retryAfter(rate.resetMs) } },
+      );
+    }
+    case 'quota_exceeded': {
+      const { quota, now } = outcome.limits;
+      throw new ApiError(
+        'QUOTA_EXCEEDED',
+        `Monthly quota exceeded: your plan includes ${quota.limit} searches per billing period, which resets at ${quota.periodEnd.toISOString()}.`,
+        { headers: { ...limitHeaders(outcome.limits), 'retry-after': retryAfter(quota.periodEnd.getTime() - now.getTime()) } },
+      );
+    }
+    case 'idempotency_conflict':
+      throw validationError('Idempotency-Key', [
+        `This Idempotency-Key was used for VIN ${outcome.originalVin} in the last 24 hours; use a new key for another VIN.`,
+      ]);
+    case 'invalid_input':
+      throw validationError(outcome.field, outcome.messages);
+  }
+}

@@ -1,0 +1,118 @@
+import type { Transaction } from 'kysely';
+import type { Db } from './database.ts';
+import type { Database, SearchRow } from './schema.ts';
+import { GroupCommit } from './dialects/sqlite/group-commit.ts';
+import { TransactionPerCommit } from './dialects/postgres/transaction-per-commit.ts';
+import type { IdempotencyKeysRepository } from './repositories/idempotency-keys-repository.ts';
+import type { ReportsRepository } from './repositories/reports-repository.ts';
+import type { SearchesRepository } from './repositories/searches-repository.ts';
+import type { UsageCountersRepository } from './repositories/usage-counters-repository.ts';
+import { newId, newReportId } from '../domain/ids.ts';
+import type { Lot } from '../domain/lot.ts';
+import type { CommittedSearch } from '../domain/search.ts';
+
+export interface SearchToCommit {
+  accountId: string;
+  tokenId: string;
+  vin: string;
+  now: Date;
+  /** ISO start of the billing period the search counts in. */
+  periodStart: string;
+  quota: number;
+  /** The lots found; empty means a counted "not found" search with no report. */
+  lots: Lot[];
+  idempotencyKey: string | null;
+}
+
+export type CommitResult =
+  | { kind: 'committed'; search: CommittedSearch; used: number }
+  | { kind: 'replayed'; search: CommittedSearch; used: number }
+  | { kind: 'quota_exceeded'; used: number }
+  | { kind: 'idempotency_conflict'; originalVin: string };
+
+export interface SearchCommitStores {
+  usageCounters: UsageCountersRepository;
+  idempotencyKeys: IdempotencyKeysRepository;
+  reports: ReportsRepository;
+  searches: SearchesRepository;
+}
+
+/**
+ * Commits one counted search: the quota count, the search record, the report and the idempotency
+ * key, in one transaction, all of them or none (contract, Limits). How the transactions are cut
+ * differs by dialect: SQLite commits concurrent searches together, PostgreSQL one by one.
+ */
+export class SearchCommit {
+  private readonly committer: { commit(input: SearchToCommit): Promise<CommitResult> };
+
+  constructor(
+    db: Db,
+    private readonly stores: SearchCommitStores,
+  ) {
+    const work = (trx: Transaction<Database>, input: SearchToCommit) => this.commitIn(trx, input);
+    this.committer =
+      db.dialect === 'sqlite'
+        ? new GroupCommit(db.kysely, work)
+        : // Two requests with the same new Idempotency-Key raced and the other one committed first;
+          // run again, and this time the key is found and the first result replayed.
+          new TransactionPerCommit(db.kysely, db.isUniqueViolation, work, (input) => input.idempotencyKey !== null);
+  }
+
+  commit(input: SearchToCommit): Promise<CommitResult> {
+    return this.committer.commit(input);
+  }
+
+  private async commitIn(trx: Transaction<Database>, input: SearchToCommit): Promise<CommitResult> {
+    const { usageCounters, reports, searches, idempotencyKeys } = this.stores;
+    const at = input.now.toISOString();
+    const key = input.idempotencyKey;
+    if (key !== null) {
+      const earlier = await this.earlierResult(trx, input, key);
+      if (earlier) return earlier;
+    }
+
+    const used = await usageCounters.countOne(trx, input);
+    if (used === null) {
+      // On PostgreSQL a request with the same new key may have committed the last search of the
+      // quota while this one waited for the counter's row lock; its result is the answer to a
+      // repeat, not a refusal. This statement sees that commit (READ COMMITTED).
+      if (key !== null) {
+        const earlier = await this.earlierResult(trx, input, key);
+        if (earlier) return earlier;
+      }
+      return { kind: 'quota_exceeded', used: await usageCounters.usedInPeriod(input.accountId, input.periodStart, trx) };
+    }
+
+    const reportId = input.lots.length > 0 ? newReportId() : null;
+    if (reportId !== null) {
+      await reports.insert(trx, { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: JSON.stringify(input.lots) });
+    }
+    const search: SearchRow = {
+      id: newId('srch'),
+      account_id: input.accountId,
+      token_id: input.tokenId,
+      vin: input.vin,
+      created_at: at,
+      outcome: reportId !== null ? 'found' : 'not_found',
+      report_id: reportId,
+      period_start: input.periodStart,
+    };
+    await searches.insert(trx, search);
+    if (key !== null) {
+      await idempotencyKeys.insert(trx, { accountId: input.accountId, key, vin: input.vin, searchId: search.id, at });
+    }
+    return {
+      kind: 'committed',
+      used,
+      search: { searchId: search.id, reportId, vin: input.vin, createdAt: at, lots: input.lots },
+    };
+  }
+
+  /** The answer an earlier search with this Idempotency-Key gives: a replay of it, or a conflict. */
+  private async earlierResult(trx: Transaction<Database>, input: SearchToCommit, key: string): Promise<CommitResult | null> {
+    const earlier = await this.stores.idempotencyKeys.earlier(trx, input, key);
+    if (earlier === null) return null;
+    if (earlier.kind === 'conflict') return { kind: 'idempotency_conflict', originalVin: earlier.originalVin };
+    return { kind: 'replayed', used: await this.stores.usageCounters.usedInPeriod(input.accountId, input.periodStart, trx), search: earlier.search };
+  }
+}
