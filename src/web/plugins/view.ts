@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fp from 'fastify-plugin';
@@ -7,6 +5,7 @@ import fastifyStatic from '@fastify/static';
 import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ASSETS_DIR, assetHref } from '../assets.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,7 +16,6 @@ declare module 'fastify' {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const VIEWS_DIR = path.resolve(here, '../views');
-export const PUBLIC_DIR = path.resolve(here, '../assets');
 
 /**
  * Links in pages are built from the path of PUBLIC_BASE_URL, so that a service published under a
@@ -26,11 +24,6 @@ export const PUBLIC_DIR = path.resolve(here, '../assets');
  */
 export function basePathOf(publicBaseUrl: string): string {
   return new URL(publicBaseUrl).pathname.replace(/\/+$/, '');
-}
-
-/** A content hash in the stylesheet's URL lets browsers keep it for long and still see a new release. */
-function assetVersion(file: string): string {
-  return createHash('sha256').update(readFileSync(path.join(PUBLIC_DIR, file))).digest('hex').slice(0, 10);
 }
 
 /** Server-rendered pages: Eta templates (auto-escaping) and the stylesheet under /assets/. */
@@ -48,11 +41,11 @@ export default fp(
       defaultContext: {
         baseUrl: config.publicBaseUrl,
         homeHref: `${basePath}/`,
-        stylesheetHref: `${basePath}/assets/app.css?v=${assetVersion('app.css')}`,
+        stylesheetHref: assetHref(basePath, 'app.css'),
       },
     });
     await app.register(fastifyStatic, {
-      root: PUBLIC_DIR,
+      root: ASSETS_DIR,
       prefix: '/assets/',
       decorateReply: false,
       maxAge: config.isProduction ? '30d' : 0,
