@@ -5,7 +5,7 @@ import fastifyStatic from '@fastify/static';
 import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ASSETS_DIR, assetHref } from '../assets.ts';
+import { ASSETS_DIR, assetHref, contentHash, isStylesheetPart, readStylesheet, STYLESHEET } from '../assets.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,11 +26,13 @@ export function basePathOf(publicBaseUrl: string): string {
   return new URL(publicBaseUrl).pathname.replace(/\/+$/, '');
 }
 
-/** Server-rendered pages: Eta templates (auto-escaping) and the stylesheet under /assets/. */
+/** Server-rendered pages: Eta templates (auto-escaping), and the stylesheet and script under /assets/. */
 export default fp(
   async (app) => {
     const { config } = app.services;
     const basePath = basePathOf(config.publicBaseUrl);
+    const stylesheet = readStylesheet();
+    const maxAgeSeconds = config.isProduction ? 30 * 24 * 60 * 60 : 0;
     const eta = new Eta({ views: VIEWS_DIR, autoEscape: true, cache: config.isProduction });
     await app.register(fastifyView, {
       engine: { eta },
@@ -41,14 +43,29 @@ export default fp(
       defaultContext: {
         baseUrl: config.publicBaseUrl,
         homeHref: `${basePath}/`,
-        stylesheetHref: assetHref(basePath, 'app.css'),
+        stylesheetHref: assetHref(basePath, STYLESHEET, stylesheet),
       },
     });
     await app.register(fastifyStatic, {
       root: ASSETS_DIR,
       prefix: '/assets/',
       decorateReply: false,
-      maxAge: config.isProduction ? '30d' : 0,
+      maxAge: maxAgeSeconds * 1000,
+      allowedPath: (pathName) => !isStylesheetPart(pathName.slice(1)),
+    });
+    // Served as the static files are: cached as long, revalidated by its hash. Outside production the
+    // parts are joined again for each request, so that an edited part shows on reload.
+    app.route({
+      method: ['GET', 'HEAD'],
+      url: `/assets/${STYLESHEET}`,
+      schema: { hide: true },
+      handler: async (request, reply) => {
+        const css = config.isProduction ? stylesheet : readStylesheet();
+        const etag = `"${contentHash(css)}"`;
+        reply.header('cache-control', `public, max-age=${maxAgeSeconds}`).header('etag', etag);
+        if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+        return reply.type('text/css; charset=utf-8').send(css);
+      },
     });
     app.decorate('renderNotFoundPage', async (_request: FastifyRequest, reply: FastifyReply) => {
       reply.code(404).header('x-robots-tag', 'noindex');
