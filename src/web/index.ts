@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply } from 'fastify';
 import webSession, { COOKIE_SECRET_SETTING, generateCookieSecret } from './plugins/web-session.ts';
-import { basePathOf, PUBLIC_DIR } from './plugins/view.ts';
+import { basePathOf } from './plugins/view.ts';
+import { assetHref } from './assets.ts';
 import accountRoutes from './account/index.ts';
 import homeRoutes from './site/home.ts';
 import authRoutes from './site/auth.ts';
@@ -21,12 +19,6 @@ declare module 'fastify' {
     /** 303 to a path of the site, under the base path of PUBLIC_BASE_URL (pages scope only). */
     seeOther(path: string): FastifyReply;
   }
-}
-
-/** Content hash in a script's URL, as view.ts does for the stylesheet. */
-function assetHref(basePath: string, file: string): string {
-  const version = createHash('sha256').update(readFileSync(path.join(PUBLIC_DIR, file))).digest('hex').slice(0, 10);
-  return `${basePath}/assets/${file}?v=${version}`;
 }
 
 /**

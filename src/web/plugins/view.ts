@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fp from 'fastify-plugin';
@@ -7,6 +5,7 @@ import fastifyStatic from '@fastify/static';
 import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ASSETS_DIR, assetHref, contentHash, isStylesheetPart, readStylesheet, STYLESHEET } from '../assets.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,7 +16,6 @@ declare module 'fastify' {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const VIEWS_DIR = path.resolve(here, '../views');
-export const PUBLIC_DIR = path.resolve(here, '../assets');
 
 /**
  * Links in pages are built from the path of PUBLIC_BASE_URL, so that a service published under a
@@ -28,16 +26,13 @@ export function basePathOf(publicBaseUrl: string): string {
   return new URL(publicBaseUrl).pathname.replace(/\/+$/, '');
 }
 
-/** A content hash in the stylesheet's URL lets browsers keep it for long and still see a new release. */
-function assetVersion(file: string): string {
-  return createHash('sha256').update(readFileSync(path.join(PUBLIC_DIR, file))).digest('hex').slice(0, 10);
-}
-
-/** Server-rendered pages: Eta templates (auto-escaping) and the stylesheet under /assets/. */
+/** Server-rendered pages: Eta templates (auto-escaping), and the stylesheet and script under /assets/. */
 export default fp(
   async (app) => {
     const { config } = app.services;
     const basePath = basePathOf(config.publicBaseUrl);
+    const stylesheet = readStylesheet();
+    const maxAgeSeconds = config.isProduction ? 30 * 24 * 60 * 60 : 0;
     const eta = new Eta({ views: VIEWS_DIR, autoEscape: true, cache: config.isProduction });
     await app.register(fastifyView, {
       engine: { eta },
@@ -48,14 +43,29 @@ export default fp(
       defaultContext: {
         baseUrl: config.publicBaseUrl,
         homeHref: `${basePath}/`,
-        stylesheetHref: `${basePath}/assets/app.css?v=${assetVersion('app.css')}`,
+        stylesheetHref: assetHref(basePath, STYLESHEET, stylesheet),
       },
     });
     await app.register(fastifyStatic, {
-      root: PUBLIC_DIR,
+      root: ASSETS_DIR,
       prefix: '/assets/',
       decorateReply: false,
-      maxAge: config.isProduction ? '30d' : 0,
+      maxAge: maxAgeSeconds * 1000,
+      allowedPath: (pathName) => !isStylesheetPart(pathName.slice(1)),
+    });
+    // Served as the static files are: cached as long, revalidated by its hash. Outside production the
+    // parts are joined again for each request, so that an edited part shows on reload.
+    app.route({
+      method: ['GET', 'HEAD'],
+      url: `/assets/${STYLESHEET}`,
+      schema: { hide: true },
+      handler: async (request, reply) => {
+        const css = config.isProduction ? stylesheet : readStylesheet();
+        const etag = `"${contentHash(css)}"`;
+        reply.header('cache-control', `public, max-age=${maxAgeSeconds}`).header('etag', etag);
+        if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+        return reply.type('text/css; charset=utf-8').send(css);
+      },
     });
     app.decorate('renderNotFoundPage', async (_request: FastifyRequest, reply: FastifyReply) => {
       reply.code(404).header('x-robots-tag', 'noindex');
