@@ -11,9 +11,14 @@ import { SearchService } from './search/search-service.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
 import { AccountAuthService } from './accounts/account-auth-service.ts';
+import { AccountService } from './accounts/account-service.ts';
+import { ApiTokenService } from './accounts/api-tokens.ts';
+import { OperatorTokenService } from './accounts/operator-tokens.ts';
 import { PasswordHasher, type ScryptCost } from './accounts/password-hasher.ts';
 import { SessionService } from './accounts/session-service.ts';
 import { createPayments, type PaymentsSetup } from './billing/create-payments.ts';
+import { InvoiceService } from './billing/invoice-service.ts';
+import { PlanService } from './billing/plan-service.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
 import { BILLING_PATH, RESET_PASSWORD_PATH } from './web/paths.ts';
@@ -55,6 +60,11 @@ export interface Container {
   readonly search: SearchService;
   readonly usage: UsageService;
   // Accounts and billing.
+  readonly accounts: AccountService;
+  readonly apiTokens: ApiTokenService;
+  readonly operatorTokens: OperatorTokenService;
+  readonly plans: PlanService;
+  readonly invoices: InvoiceService;
   readonly hasher: PasswordHasher;
   readonly sessions: SessionService;
   readonly auth: AccountAuthService;
@@ -110,6 +120,11 @@ export function createContainer(options: ContainerOptions): Container {
     database: db,
     search,
     usage: new UsageService(repos),
+    accounts: new AccountService(repos),
+    apiTokens: new ApiTokenService(repos),
+    operatorTokens: new OperatorTokenService(repos),
+    plans: new PlanService({ db, repos }),
+    invoices: new InvoiceService({ db, repos }),
     hasher,
     sessions,
     auth,

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply } from 'fastify';
-import webSession, { COOKIE_SECRET_SETTING, generateCookieSecret } from './plugins/web-session.ts';
+import webSession from './plugins/web-session.ts';
 import { basePathOf, PUBLIC_DIR } from './plugins/view.ts';
 import accountRoutes from './account/index.ts';
 import homeRoutes from './site/home.ts';
@@ -36,13 +36,13 @@ function assetHref(basePath: string, file: string): string {
  */
 const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app;
-  const { config, repos } = services;
+  const { config } = services;
   const basePath = basePathOf(config.publicBaseUrl);
 
   await app.register(webSession, {
     sessions: services.sessions,
     configuredSecret: config.cookieSecret,
-    loadStoredSecret: () => repos.settings.getOrCreate(COOKIE_SECRET_SETTING, generateCookieSecret),
+    loadStoredSecret: () => services.sessions.storedCookieSecret(),
     cookiePath: basePath || '/',
     alwaysSecure: config.publicBaseUrl.startsWith('https://'),
   });

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.ts';
 import { importLots, SourceReadError, type ImportSummary } from '../../ingest/import-lots.ts';
 import { readNdjsonRecords } from '../../ingest/formats/ndjson-records.ts';
-import type { AccountRow } from '../../storage/schema.ts';
+import type { Account } from '../../domain/account.ts';
 import type { Repositories } from '../../storage/repositories/index.ts';
 
 export const DEMO_EMAIL = 'demo@vinhistory.local';
@@ -68,7 +68,7 @@ export async function ensureDemoData(options: FirstRunOptions): Promise<DemoSetu
   return { summary, email: DEMO_EMAIL, token };
 }
 
-async function demoAccount(repos: Repositories): Promise<AccountRow> {
+async function demoAccount(repos: Repositories): Promise<Account> {
   const existing = await repos.accounts.findByEmail(DEMO_EMAIL);
   if (existing) return existing;
   try {

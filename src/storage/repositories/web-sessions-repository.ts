@@ -1,5 +1,4 @@
 import type { Db } from '../database.ts';
-import type { WebSessionRow } from '../schema.ts';
 
 export interface LiveSession {
   idHash: string;
@@ -14,8 +13,12 @@ export interface LiveSession {
 export class WebSessionsRepository {
   constructor(private readonly db: Db) {}
 
-  async create(row: WebSessionRow): Promise<void> {
-    await this.db.kysely.insertInto('web_sessions').values(row).execute();
+  async create(session: { idHash: string; accountId: string; expiresAt: Date }, now = new Date()): Promise<void> {
+    const at = now.toISOString();
+    await this.db.kysely
+      .insertInto('web_sessions')
+      .values({ id_hash: session.idHash, account_id: session.accountId, created_at: at, last_seen_at: at, expires_at: session.expiresAt.toISOString() })
+      .execute();
   }
 
   /** The session with this id hash, with its account, if it has not expired. */

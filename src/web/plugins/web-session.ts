@@ -1,4 +1,4 @@
-import { randomBytes, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import fp from 'fastify-plugin';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
@@ -26,7 +26,6 @@ declare module 'fastify' {
 
 export const SESSION_COOKIE = 'vh_session';
 export const CSRF_COOKIE = 'vh_csrf';
-export const COOKIE_SECRET_SETTING = 'cookie_secret';
 
 export interface WebSessionOptions {
   sessions: SessionService;
@@ -37,11 +36,6 @@ export interface WebSessionOptions {
   cookiePath: string;
   /** PUBLIC_BASE_URL is https: cookies are Secure whatever the hop to us was. */
   alwaysSecure: boolean;
-}
-
-/** A random secret for a new deployment: 256 bits, base64url. */
-export function generateCookieSecret(): string {
-  return randomBytes(32).toString('base64url');
 }
 
 /**

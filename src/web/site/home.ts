@@ -55,8 +55,8 @@ const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           }
         }
       }
-      const plans = (await app.services.repos.plans.list()).filter((plan) => plan.is_public === 1);
-      const cheapest = plans.reduce((min, plan) => Math.min(min, plan.monthly_price_cents), Number.POSITIVE_INFINITY);
+      const plans = await app.services.payments.billing.publicPlans();
+      const cheapest = plans.reduce((min, plan) => Math.min(min, plan.monthlyPriceCents), Number.POSITIVE_INFINITY);
       return reply.page('home', {
         title: 'Vehicle auction history API',
         section: 'home',

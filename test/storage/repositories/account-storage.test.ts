@@ -105,7 +105,7 @@ describe.each(DIALECTS)('account storage (%s)', (dialect) => {
       await repos.passwords.set(account.id, 'scrypt$1$1$1$x$y');
       await repos.tokens.rotateForAccount(account.id, (await repos.tokens.create(account.id, 'x')).row.id, after(MINUTE), T0);
       await repos.settings.getOrCreate('cookie_secret', () => 'secret');
-      await repos.invoices.create({ account_id: account.id, provider: 'manual', kind: 'subscribe', plan_code: 'standard', billing: 'monthly', amount_cents: 5000, currency: 'usd', description: 'x' });
+      await repos.invoices.create({ accountId: account.id, provider: 'manual', kind: 'subscribe', planCode: 'standard', billing: 'monthly', amountCents: 5000, currency: 'usd', description: 'x' });
       const migrator = await createMigrator(empty.db);
       // Down to just before 0003, through whatever later migrations there are.
       const down = await migrator.migrateTo('0002-seed-plans');
