@@ -13,4 +13,18 @@ export class AccountService {
   findByEmail(email: string): Promise<Account | undefined> {
     return this.repos.accounts.findByEmail(email);
   }
+
+  /** The account with this email, made (without a password) if there is none. */
+  async findOrCreate(email: string, now = new Date()): Promise<Account> {
+    const existing = await this.findByEmail(email);
+    if (existing) return existing;
+    try {
+      return await this.repos.accounts.create(email, now);
+    } catch (error) {
+      // Two processes at once on one PostgreSQL database: the other one made it first.
+      const made = await this.findByEmail(email);
+      if (made) return made;
+      throw error;
+    }
+  }
 }

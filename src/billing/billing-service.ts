@@ -237,7 +237,11 @@ export class BillingService {
     const active = await this.repos.subscriptions.findActive(account.id, now);
     if (active) {
       const context = await this.changeContext(account, now);
-      if (context.billing.provider !== 'operator') await this.providerFor(context.billing).stopNow(context);
+      if (context.billing.provider !== 'operator') {
+        const provider = this.options.providers[context.billing.provider];
+        if (!provider) throw new PaymentError(`The subscription is billed by ${context.billing.provider}, which is not configured here; nothing was changed.`);
+        await provider.stopNow(context);
+      }
     }
     const count = await inTransaction(this.options.db, (repos) => repos.subscriptions.cancelActive(account.id, now));
     return { ended: active ?? null, count };
@@ -263,6 +267,11 @@ export class BillingService {
       if (this.options.db.isUniqueViolation(error)) return { kind: 'email-taken' };
       throw error;
     }
+  }
+
+  /** The subscription in force, or else a new one arranged with the operator (paid outside the service), from now. */
+  async ensureArranged(account: Account, planCode: string, billing: BillingCycle, now = new Date()): Promise<Subscription> {
+    return (await this.inForce(account.id, now)) ?? this.repos.subscriptions.create({ accountId: account.id, planCode, billing, startedAt: now }, now);
   }
 
   /** The subscription in force at `now`, if any. */

@@ -57,12 +57,28 @@ describe('vinhistory subscriptions cancel, billed subscriptions', () => {
     }
   });
 
+  it('accounts create refuses an account billed by Stripe: its plan stays as it is, here and on Stripe', async () => {
+    const { account, subscription } = await billedAccount('stripe-again@example.com', 'stripe', 'sub_stripe_cli_create');
+
+    const refused = await runCli(['accounts', 'create', '--email', 'stripe-again@example.com', '--plan', 'vip'], { dataDir: data.dir, env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe('error: An account with email stripe-again@example.com already exists.\n');
+    expect(stub.requests.filter((request) => request.path.includes('sub_stripe_cli_create'))).toHaveLength(0);
+
+    const { db, repos } = await openCliDatabase(data.dir);
+    try {
+      expect(await repos.subscriptions.findActive(account.id)).toEqual(subscription);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('refuses to end a Stripe-billed subscription without Stripe configured, and leaves it in force', async () => {
     const { account } = await billedAccount('stripe-unreachable@example.com', 'stripe', 'sub_stripe_cli_refused');
 
     const refused = await runCli(['subscriptions', 'cancel', '--email', 'stripe-unreachable@example.com'], { dataDir: data.dir });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^error: /);
+    expect(refused.stderr).toBe('error: The subscription is billed by stripe, which is not configured here; nothing was changed.\n');
     expect(stub.calls('DELETE', '/v1/subscriptions/sub_stripe_cli_refused')).toHaveLength(0);
 
     const { db, repos } = await openCliDatabase(data.dir);
