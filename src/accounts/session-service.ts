@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Repositories } from '../storage/repositories/index.ts';
-import type { LiveSession } from '../storage/repositories/web-sessions-repository.ts';
+import type { LiveSession } from '../domain/web-session.ts';
 
 /** Settings key of the generated cookie secret. */
 export const COOKIE_SECRET_SETTING = 'cookie_secret';

@@ -5,11 +5,11 @@ import { newId } from '../../domain/ids.ts';
 import type { BillingCycle } from '../../domain/principal.ts';
 import type { Subscription } from '../../domain/subscription.ts';
 
-export function toAccount(row: AccountRow): Account {
+function toAccount(row: AccountRow): Account {
   return { id: row.id, email: row.email, createdAt: row.created_at };
 }
 
-export function toSubscription(row: SubscriptionRow): Subscription {
+function toSubscription(row: SubscriptionRow): Subscription {
   return {
     id: row.id,
     accountId: row.account_id,

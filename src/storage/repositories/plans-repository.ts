@@ -2,7 +2,7 @@ import type { Db } from '../database.ts';
 import type { PlanRow } from '../schema.ts';
 import type { NewPlan, Plan } from '../../domain/plan.ts';
 
-export function toPlan(row: PlanRow): Plan {
+function toPlan(row: PlanRow): Plan {
   return {
     code: row.code,
     name: row.name,

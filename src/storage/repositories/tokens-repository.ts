@@ -5,7 +5,7 @@ import { newId } from '../../domain/ids.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import type { TokenPrincipal } from '../../domain/principal.ts';
 
-export function toApiToken(row: ApiTokenRow): ApiToken {
+function toApiToken(row: ApiTokenRow): ApiToken {
   return {
     id: row.id,
     accountId: row.account_id,

@@ -1,13 +1,5 @@
 import type { Db } from '../database.ts';
-
-export interface LiveSession {
-  idHash: string;
-  accountId: string;
-  email: string;
-  createdAt: string;
-  lastSeenAt: string;
-  expiresAt: string;
-}
+import type { LiveSession } from '../../domain/web-session.ts';
 
 /** Browser sessions of the personal account. Only the SHA-256 of a session id is ever stored. */
 export class WebSessionsRepository {
