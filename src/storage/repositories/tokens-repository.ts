@@ -128,17 +128,6 @@ export class TokensRepository {
     await this.db.kysely.updateTable('api_tokens').set({ last_used_at: now.toISOString() }).where('id', '=', tokenId).execute();
   }
 
-  /** One token of one account: a token id alone never reaches another customer's token. */
-  async findForAccount(accountId: string, tokenId: string): Promise<ApiToken | undefined> {
-    const row = await this.db.kysely
-      .selectFrom('api_tokens')
-      .selectAll()
-      .where('id', '=', tokenId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    return row && toApiToken(row);
-  }
-
   /** Revokes one of the account's tokens at once. False when it is not the account's, or already revoked. */
   async revokeForAccount(accountId: string, tokenId: string, now = new Date()): Promise<boolean> {
     const result = await this.db.kysely

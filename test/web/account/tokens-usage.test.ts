@@ -80,7 +80,7 @@ describe.each(DIALECTS)('tokens and usage pages (%s)', (dialect) => {
     expect(rotated.body).toContain('keeps working until');
     expect(rotated.body).toContain('24 hours');
 
-    const stored = (await t.repos.tokens.findForAccount(account.id, row.id))!;
+    const stored = ((await t.repos.tokens.listForAccount(account.id)).find((token) => token.id === row.id))!;
     const expiresAt = Date.parse(stored.expiresAt!);
     expect(expiresAt).toBeGreaterThanOrEqual(before + TOKEN_ROTATION_GRACE_MS);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + TOKEN_ROTATION_GRACE_MS);
