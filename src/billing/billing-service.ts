@@ -243,7 +243,7 @@ export class BillingService {
         await provider.stopNow(context);
       }
     }
-    const count = await inTransaction(this.options.db, (repos) => repos.subscriptions.cancelActive(account.id, now));
+    const count = await this.repos.subscriptions.cancelActive(account.id, now);
     return { ended: active ?? null, count };
   }
 
