@@ -30,6 +30,8 @@ const EnvSchema = Type.Object({
   MAIL_FROM: Type.String({ minLength: 3, default: 'vinhistory <no-reply@vinhistory.local>' }),
   STRIPE_SECRET_KEY: Type.Optional(Type.String({ pattern: '^(sk|rk)_' })),
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_' })),
+  /** Where Stripe's API is, when not api.stripe.com: a local stand-in (stripe-mock, the CLI's tests). */
+  STRIPE_API_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+/?$' })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -61,7 +63,7 @@ export interface Config {
   readonly cookieSecret: string | null;
   readonly mail: { readonly smtpUrl: string | null; readonly from: string };
   /** Stripe is the payment provider when a secret key is set; manual invoices otherwise. */
-  readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null } | null;
+  readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
 }
 
 export class ConfigError extends Error {
@@ -135,7 +137,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     cookieSecret: env.COOKIE_SECRET ?? null,
     mail: Object.freeze({ smtpUrl: env.SMTP_URL ?? null, from: env.MAIL_FROM }),
     stripe: env.STRIPE_SECRET_KEY
-      ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null })
+      ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,
   });
 }

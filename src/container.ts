@@ -14,9 +14,14 @@ import { VinPreviewService } from './search/vin-preview.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
 import { AccountAuthService } from './accounts/account-auth-service.ts';
+import { AccountService } from './accounts/account-service.ts';
+import { ApiTokenService } from './accounts/api-tokens.ts';
+import { OperatorTokenService } from './accounts/operator-tokens.ts';
 import { PasswordHasher, type ScryptCost } from './accounts/password-hasher.ts';
 import { SessionService } from './accounts/session-service.ts';
 import { createPayments, type PaymentsSetup } from './billing/create-payments.ts';
+import { InvoiceService } from './billing/invoice-service.ts';
+import { PlanService } from './billing/plan-service.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
 import { BILLING_PATH, RESET_PASSWORD_PATH } from './web/paths.ts';
@@ -61,6 +66,11 @@ export interface Container {
   readonly usage: UsageService;
   readonly guards: Guards;
   // Accounts and billing.
+  readonly accounts: AccountService;
+  readonly apiTokens: ApiTokenService;
+  readonly operatorTokens: OperatorTokenService;
+  readonly plans: PlanService;
+  readonly invoices: InvoiceService;
   readonly hasher: PasswordHasher;
   readonly sessions: SessionService;
   readonly auth: AccountAuthService;
@@ -120,6 +130,11 @@ export function createContainer(options: ContainerOptions): Container {
     vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),
     usage: new UsageService(repos),
     guards,
+    accounts: new AccountService(repos),
+    apiTokens: new ApiTokenService(repos),
+    operatorTokens: new OperatorTokenService(repos),
+    plans: new PlanService({ db, repos }),
+    invoices: new InvoiceService({ db, repos }),
     hasher,
     sessions,
     auth,

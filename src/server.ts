@@ -33,7 +33,7 @@ export async function startServer(config: Config): Promise<void> {
 
   // Listen first: a start that fails (port taken) must exit non-zero and print no demo token.
   await app.listen({ port: config.port, host: config.host });
-  if (!config.isProduction) await ensureDemoData({ config, repos: services.repos, log: app.log });
+  if (!config.isProduction) await ensureDemoData({ config, services, log: app.log });
 
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');

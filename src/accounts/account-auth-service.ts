@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Account } from '../domain/account.ts';
 import type { Db } from '../storage/database.ts';
-import type { AccountRow } from '../storage/schema.ts';
-import { createRepositories, type Repositories } from '../storage/repositories/index.ts';
+import type { Repositories } from '../storage/repositories/index.ts';
+import { inTransaction } from '../storage/transaction.ts';
 import type { MailSender } from './mail/mail-sender.ts';
 import { passwordResetMessage } from './mail/messages.ts';
 import type { PasswordHasher } from './password-hasher.ts';
@@ -22,7 +23,7 @@ import { addError, checkEmail, checkNewPassword, type FieldErrors } from './vali
 export const RESET_LINK_TTL_MS = 60 * 60 * 1000;
 
 export type AuthOutcome =
-  | { kind: 'ok'; account: AccountRow }
+  | { kind: 'ok'; account: Account }
   | { kind: 'invalid'; errors: FieldErrors }
   | { kind: 'throttled'; retryAfterMs: number };
 
@@ -66,8 +67,7 @@ export class AccountAuthService {
 
     const hash = await this.deps.hasher.hash(input.password as string);
     try {
-      const account = await this.deps.db.kysely.transaction().execute(async (trx) => {
-        const repos = createRepositories({ ...this.deps.db, kysely: trx });
+      const account = await inTransaction(this.deps.db, async (repos) => {
         const created = await repos.accounts.create(email.email, input.now);
         await repos.passwords.set(created.id, hash, input.now);
         return created;
@@ -115,6 +115,11 @@ export class AccountAuthService {
   }
 
   /** Changes the password and logs out every other browser of the account. */
+  /** False for an account the operator's CLI made, until its owner sets a password by a reset link. */
+  async hasPassword(accountId: string): Promise<boolean> {
+    return (await this.deps.repos.passwords.get(accountId)) !== undefined;
+  }
+
   async changePassword(input: { accountId: string; email: string; current: unknown; next: unknown; keepSessionId: string; now: Date }): Promise<FieldErrors | null> {
     const errors: FieldErrors = {};
     const stored = await this.deps.repos.passwords.get(input.accountId);
@@ -175,7 +180,7 @@ export class AccountAuthService {
    * (whoever reset it may be the owner locking a thief out), and log-in throttling for the email
    * is lifted.
    */
-  async resetPassword(input: { token: unknown; password: unknown; now: Date }): Promise<{ kind: 'ok'; account: AccountRow } | { kind: 'invalid'; errors: FieldErrors } | { kind: 'expired' }> {
+  async resetPassword(input: { token: unknown; password: unknown; now: Date }): Promise<{ kind: 'ok'; account: Account } | { kind: 'invalid'; errors: FieldErrors } | { kind: 'expired' }> {
     if (typeof input.token !== 'string' || input.token.length === 0 || input.token.length > 200) return { kind: 'expired' };
     const tokenHash = hashSecret(input.token);
     const live = await this.deps.repos.passwordResets.findLive(tokenHash, input.now);

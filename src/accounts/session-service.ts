@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Repositories } from '../storage/repositories/index.ts';
-import type { LiveSession } from '../storage/repositories/web-sessions-repository.ts';
+import type { LiveSession } from '../domain/web-session.ts';
+
+/** Settings key of the generated cookie secret. */
+export const COOKIE_SECRET_SETTING = 'cookie_secret';
 
 /** A session ends after a week without use, and a month after log-in whatever happens. */
 export const SESSION_IDLE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -31,13 +34,7 @@ export class SessionService {
     await this.repos.webSessions.deleteExpired(now);
     const id = newSecret();
     const expiresAt = new Date(now.getTime() + SESSION_IDLE_MS);
-    await this.repos.webSessions.create({
-      id_hash: hashSecret(id),
-      account_id: accountId,
-      created_at: now.toISOString(),
-      last_seen_at: now.toISOString(),
-      expires_at: expiresAt.toISOString(),
-    });
+    await this.repos.webSessions.create({ idHash: hashSecret(id), accountId, expiresAt }, now);
     return { id, expiresAt };
   }
 
@@ -66,5 +63,18 @@ export class SessionService {
 
   async endAll(accountId: string): Promise<number> {
     return this.repos.webSessions.deleteForAccount(accountId);
+  }
+
+  /** How many browsers are logged in to the account now, this one included. */
+  async countLive(accountId: string, now = new Date()): Promise<number> {
+    return this.repos.webSessions.countForAccount(accountId, now);
+  }
+
+  /**
+   * The secret that signs session cookies when none is configured: made once and kept in the
+   * database, so that every instance signs with the same one and a restart logs no one out.
+   */
+  async storedCookieSecret(): Promise<string> {
+    return this.repos.settings.getOrCreate(COOKIE_SECRET_SETTING, newSecret);
   }
 }

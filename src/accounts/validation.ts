@@ -1,4 +1,4 @@
-import { normaliseEmail } from '../storage/repositories/accounts-repository.ts';
+import { normaliseEmail } from '../domain/account.ts';
 
 /** Field name -> messages, the shape the forms show next to each field. */
 export type FieldErrors = Record<string, string[]>;

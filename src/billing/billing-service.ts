@@ -1,40 +1,54 @@
-import type { Db } from '../storage/database.ts';
-import type { AccountRow, InvoiceRow, PlanRow, SubscriptionBillingRow, SubscriptionRow } from '../storage/schema.ts';
+import type { Account } from '../domain/account.ts';
+import type { Invoice } from '../domain/invoice.ts';
+import type { Plan } from '../domain/plan.ts';
+import type { BillingCycle } from '../domain/principal.ts';
+import type { BillingProvider, Subscription, SubscriptionBilling } from '../domain/subscription.ts';
 import { billingPeriodAt } from '../limits/billing-period.ts';
+import type { Db } from '../storage/database.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
+import { inTransaction } from '../storage/transaction.ts';
 import { PaymentError, type ChangeContext, type PaymentProvider } from './payment-provider.ts';
-import { comparePlans, type Billing } from './pricing.ts';
-import { inTransaction } from './transaction.ts';
-
-export type ProviderName = SubscriptionBillingRow['provider'];
+import { comparePlans } from './pricing.ts';
 
 export interface BillingOverview {
   /** The subscription in force now, with its plan; null when there is none. */
-  subscription: SubscriptionRow | null;
-  plan: PlanRow | null;
-  provider: ProviderName | null;
+  subscription: Subscription | null;
+  plan: Plan | null;
+  provider: BillingProvider | null;
   /** End of the term paid for (manual, Stripe); null for subscriptions arranged with the operator. */
   paidThrough: Date | null;
   /** When access ends, if it is going to: cancelled, or a manual term not yet renewed. */
   endsAt: Date | null;
   cancelAtPeriodEnd: boolean;
-  scheduledPlan: PlanRow | null;
+  scheduledPlan: Plan | null;
   /** The last subscription, when none is in force: "ended on ...". */
-  lapsed: SubscriptionRow | null;
-  invoices: InvoiceRow[];
-  openInvoices: InvoiceRow[];
+  lapsed: Subscription | null;
+  invoices: Invoice[];
+  openInvoices: Invoice[];
   /** The public price list. */
-  plans: PlanRow[];
+  plans: Plan[];
   /** What the customer may do from the billing page. */
   can: { choose: boolean; change: boolean; cancel: boolean; resume: boolean; renew: boolean };
 }
 
 export type ChooseResult =
   | { kind: 'redirect'; url: string }
-  | { kind: 'invoice'; invoice: InvoiceRow }
-  | { kind: 'upgraded'; plan: PlanRow }
-  | { kind: 'scheduled'; plan: PlanRow; at: Date }
-  | { kind: 'unscheduled'; plan: PlanRow };
+  | { kind: 'invoice'; invoice: Invoice }
+  | { kind: 'upgraded'; plan: Plan }
+  | { kind: 'scheduled'; plan: Plan; at: Date }
+  | { kind: 'unscheduled'; plan: Plan };
+
+/** What the operator's `accounts create` did, or why it did nothing. */
+export type ArrangeOutcome =
+  | { kind: 'created'; account: Account; subscription: Subscription; plan: Plan }
+  | { kind: 'unknown-plan'; knownCodes: string[] }
+  | { kind: 'email-taken' };
+
+/** What the operator's `subscriptions cancel` ended: the subscription in force, if any, and how many in all. */
+export interface EndOutcome {
+  ended: Subscription | null;
+  count: number;
+}
 
 export interface BillingServiceOptions {
   db: Db;
@@ -63,8 +77,8 @@ export class BillingService {
     return this.options.repos;
   }
 
-  async publicPlans(): Promise<PlanRow[]> {
-    return (await this.repos.plans.list()).filter((plan) => plan.is_public === 1);
+  async publicPlans(): Promise<Plan[]> {
+    return (await this.repos.plans.list()).filter((plan) => plan.isPublic);
   }
 
   async overview(accountId: string, now = new Date()): Promise<BillingOverview> {
@@ -91,14 +105,14 @@ export class BillingService {
         can: { choose: true, change: false, cancel: false, resume: false, renew: false },
       };
     }
-    const [plan, billing] = await Promise.all([this.repos.plans.findByCode(subscription.plan_code), this.repos.billing.find(subscription.id)]);
-    const provider: ProviderName = billing?.provider ?? 'operator';
-    const cancelAtPeriodEnd = billing?.cancel_at_period_end === 1;
-    const paidThrough = billing?.paid_through ? new Date(billing.paid_through) : null;
-    const scheduledPlan = billing?.scheduled_plan_code ? ((await this.repos.plans.findByCode(billing.scheduled_plan_code)) ?? null) : null;
+    const [plan, billing] = await Promise.all([this.repos.plans.findByCode(subscription.planCode), this.repos.billing.find(subscription.id)]);
+    const provider: BillingProvider = billing?.provider ?? 'operator';
+    const cancelAtPeriodEnd = billing?.cancelAtPeriodEnd ?? false;
+    const paidThrough = billing?.paidThrough ? new Date(billing.paidThrough) : null;
+    const scheduledPlan = billing?.scheduledPlanCode ? ((await this.repos.plans.findByCode(billing.scheduledPlanCode)) ?? null) : null;
     const endsAt =
-      provider === 'stripe' ? (cancelAtPeriodEnd ? paidThrough : null) : subscription.ends_at ? new Date(subscription.ends_at) : null;
-    const selfService = provider !== 'operator' && plan?.is_public === 1;
+      provider === 'stripe' ? (cancelAtPeriodEnd ? paidThrough : null) : subscription.endsAt ? new Date(subscription.endsAt) : null;
+    const selfService = provider !== 'operator' && plan?.isPublic === true;
     return {
       subscription,
       plan: plan ?? null,
@@ -114,45 +128,45 @@ export class BillingService {
       can: {
         choose: false,
         change: selfService && !cancelAtPeriodEnd,
-        cancel: !cancelAtPeriodEnd && (provider !== 'operator' || subscription.ends_at === null),
+        cancel: !cancelAtPeriodEnd && (provider !== 'operator' || subscription.endsAt === null),
         resume: cancelAtPeriodEnd,
         renew: provider === 'manual' && !cancelAtPeriodEnd,
       },
     };
   }
 
-  private providerFor(billing: SubscriptionBillingRow): PaymentProvider {
+  private providerFor(billing: SubscriptionBilling): PaymentProvider {
     const provider = billing.provider === 'stripe' ? this.options.providers.stripe : billing.provider === 'manual' ? this.options.providers.manual : undefined;
     if (!provider) throw new PaymentError('This subscription is billed in a way this service cannot change now; contact us.');
     return provider;
   }
 
   /** The subscription in force and what changing it needs, or a refusal the customer can read. */
-  private async changeContext(account: AccountRow, now: Date): Promise<ChangeContext> {
+  private async changeContext(account: Account, now: Date): Promise<ChangeContext> {
     const subscription = await this.repos.subscriptions.findActive(account.id, now);
     if (!subscription) throw new PaymentError('You have no plan in force. Choose one below.');
-    const [current, billing] = await Promise.all([this.repos.plans.findByCode(subscription.plan_code), this.repos.billing.find(subscription.id)]);
-    if (!current) throw new Error(`subscription ${subscription.id} names unknown plan ${subscription.plan_code}`);
+    const [current, billing] = await Promise.all([this.repos.plans.findByCode(subscription.planCode), this.repos.billing.find(subscription.id)]);
+    if (!current) throw new Error(`subscription ${subscription.id} names unknown plan ${subscription.planCode}`);
     return {
       account,
       subscription,
       current,
       now,
-      billing: billing ?? { subscription_id: subscription.id, provider: 'operator', external_id: null, cancel_at_period_end: 0, scheduled_plan_code: null, paid_through: null, updated_at: now.toISOString() },
+      billing: billing ?? { subscriptionId: subscription.id, provider: 'operator', externalId: null, cancelAtPeriodEnd: false, scheduledPlanCode: null, paidThrough: null, updatedAt: now.toISOString() },
     };
   }
 
-  async choose(account: AccountRow, planCode: string, billing: Billing, now = new Date()): Promise<ChooseResult> {
+  async choose(account: Account, planCode: string, billing: BillingCycle, now = new Date()): Promise<ChooseResult> {
     const plan = await this.repos.plans.findByCode(planCode);
-    if (!plan || plan.is_public !== 1) throw new PaymentError('That plan is not on the price list. Choose one of the plans shown.');
+    if (!plan || !plan.isPublic) throw new PaymentError('That plan is not on the price list. Choose one of the plans shown.');
     const active = await this.repos.subscriptions.findActive(account.id, now);
     if (!active) return this.options.checkout.purchase({ account, plan, billing, now });
 
     const context = await this.changeContext(account, now);
-    if (context.billing.provider === 'operator' || context.current.is_public !== 1) {
+    if (context.billing.provider === 'operator' || !context.current.isPublic) {
       throw new PaymentError('Your plan was arranged with our team; write to us to change it.');
     }
-    if (context.billing.cancel_at_period_end === 1) throw new PaymentError('Your plan is cancelled at the end of the term. Resume it first to change it.');
+    if (context.billing.cancelAtPeriodEnd) throw new PaymentError('Your plan is cancelled at the end of the term. Resume it first to change it.');
     if (billing !== context.subscription.billing) {
       throw new PaymentError(
         `Your plan is billed ${context.subscription.billing === 'annual' ? 'annually' : 'monthly'}, and a running subscription keeps its billing period. Choose a ${context.subscription.billing} price, or cancel and subscribe again when the term ends.`,
@@ -161,7 +175,7 @@ export class BillingService {
     const provider = this.providerFor(context.billing);
     const order = comparePlans(plan, context.current);
     if (plan.code === context.current.code) {
-      if (!context.billing.scheduled_plan_code) throw new PaymentError(`You are already on the ${plan.name} plan.`);
+      if (!context.billing.scheduledPlanCode) throw new PaymentError(`You are already on the ${plan.name} plan.`);
       await provider.scheduleChange(context, null);
       return { kind: 'unscheduled', plan };
     }
@@ -170,25 +184,25 @@ export class BillingService {
       return result.kind === 'invoice' ? { kind: 'invoice', invoice: result.invoice } : { kind: 'upgraded', plan };
     }
     await provider.scheduleChange(context, plan);
-    const at = context.billing.paid_through ? new Date(context.billing.paid_through) : now;
+    const at = context.billing.paidThrough ? new Date(context.billing.paidThrough) : now;
     return { kind: 'scheduled', plan, at };
   }
 
   /** Withdraws a downgrade waiting for the renewal. */
-  async keepCurrentPlan(account: AccountRow, now = new Date()): Promise<void> {
+  async keepCurrentPlan(account: Account, now = new Date()): Promise<void> {
     const context = await this.changeContext(account, now);
-    if (!context.billing.scheduled_plan_code) return;
+    if (!context.billing.scheduledPlanCode) return;
     await this.providerFor(context.billing).scheduleChange(context, null);
   }
 
   /** Returns the date the plan ends. */
-  async cancel(account: AccountRow, now = new Date()): Promise<Date> {
+  async cancel(account: Account, now = new Date()): Promise<Date> {
     const context = await this.changeContext(account, now);
-    if (context.billing.cancel_at_period_end === 1) throw new PaymentError('Your plan is already cancelled.');
+    if (context.billing.cancelAtPeriodEnd) throw new PaymentError('Your plan is already cancelled.');
     if (context.billing.provider === 'operator') {
-      if (context.subscription.ends_at !== null) throw new PaymentError('Your plan already has an end date; write to us to change it.');
+      if (context.subscription.endsAt !== null) throw new PaymentError('Your plan already has an end date; write to us to change it.');
       // No paid term to run out: the plan runs to the end of the current monthly period.
-      const end = billingPeriodAt(new Date(context.subscription.started_at), now).end;
+      const end = billingPeriodAt(new Date(context.subscription.startedAt), now).end;
       await inTransaction(this.options.db, async (repos) => {
         await repos.billing.ensure(context.subscription.id, 'operator', now);
         await repos.billing.setCancelAtPeriodEnd(context.subscription.id, true, now);
@@ -197,12 +211,12 @@ export class BillingService {
       return end;
     }
     await this.providerFor(context.billing).setCancelAtPeriodEnd(context, true);
-    return new Date(context.billing.paid_through ?? context.subscription.ends_at ?? now);
+    return new Date(context.billing.paidThrough ?? context.subscription.endsAt ?? now);
   }
 
-  async resume(account: AccountRow, now = new Date()): Promise<void> {
+  async resume(account: Account, now = new Date()): Promise<void> {
     const context = await this.changeContext(account, now);
-    if (context.billing.cancel_at_period_end !== 1) return;
+    if (!context.billing.cancelAtPeriodEnd) return;
     if (context.billing.provider === 'operator') {
       await inTransaction(this.options.db, async (repos) => {
         await repos.billing.setCancelAtPeriodEnd(context.subscription.id, false, now);
@@ -213,17 +227,69 @@ export class BillingService {
     await this.providerFor(context.billing).setCancelAtPeriodEnd(context, false);
   }
 
+  /**
+   * The operator ends the account's plan now (`vinhistory subscriptions cancel`): a subscription
+   * a provider bills is stopped there first (Stripe cancels it at once, so nothing more is
+   * charged; manual invoices still unpaid are void), then every subscription in force or
+   * scheduled ends here, so that nothing revives. A provider's refusal ends nothing.
+   */
+  async endNow(account: Account, now = new Date()): Promise<EndOutcome> {
+    const active = await this.repos.subscriptions.findActive(account.id, now);
+    if (active) {
+      const context = await this.changeContext(account, now);
+      if (context.billing.provider !== 'operator') {
+        const provider = this.options.providers[context.billing.provider];
+        if (!provider) throw new PaymentError(`The subscription is billed by ${context.billing.provider}, which is not configured here; nothing was changed.`);
+        await provider.stopNow(context);
+      }
+    }
+    const count = await this.repos.subscriptions.cancelActive(account.id, now);
+    return { ended: active ?? null, count };
+  }
+
+  /**
+   * A new account with a subscription in force from now, arranged with the operator and paid
+   * outside the service (`vinhistory accounts create`). An existing account is refused, whatever
+   * it has: its plan changes through the billing rules, not around them.
+   */
+  async arrangeNewAccount(input: { email: string; planCode: string; billing: BillingCycle }, now = new Date()): Promise<ArrangeOutcome> {
+    const plan = await this.repos.plans.findByCode(input.planCode);
+    if (!plan) return { kind: 'unknown-plan', knownCodes: (await this.repos.plans.list()).map((known) => known.code) };
+    if (await this.repos.accounts.findByEmail(input.email)) return { kind: 'email-taken' };
+    try {
+      return await inTransaction(this.options.db, async (repos) => {
+        const account = await repos.accounts.create(input.email, now);
+        const subscription = await repos.subscriptions.create({ accountId: account.id, planCode: plan.code, billing: input.billing, startedAt: now }, now);
+        return { kind: 'created', account, subscription, plan };
+      });
+    } catch (error) {
+      // Another process made the account between the check and the insert.
+      if (this.options.db.isUniqueViolation(error)) return { kind: 'email-taken' };
+      throw error;
+    }
+  }
+
+  /** The subscription in force, or else a new one arranged with the operator (paid outside the service), from now. */
+  async ensureArranged(account: Account, planCode: string, billing: BillingCycle, now = new Date()): Promise<Subscription> {
+    return (await this.inForce(account.id, now)) ?? this.repos.subscriptions.create({ accountId: account.id, planCode, billing, startedAt: now }, now);
+  }
+
+  /** The subscription in force at `now`, if any. */
+  async inForce(accountId: string, now = new Date()): Promise<Subscription | undefined> {
+    return this.repos.subscriptions.findActive(accountId, now);
+  }
+
   /** Manual billing: the invoice for the next term. */
-  async renew(account: AccountRow, now = new Date()): Promise<InvoiceRow> {
+  async renew(account: Account, now = new Date()): Promise<Invoice> {
     const context = await this.changeContext(account, now);
     const provider = this.providerFor(context.billing);
     if (!provider.renew) throw new PaymentError('Your plan renews by itself; there is nothing to pay now.');
-    if (context.billing.cancel_at_period_end === 1) throw new PaymentError('Your plan is cancelled at the end of the term. Resume it first to renew it.');
+    if (context.billing.cancelAtPeriodEnd) throw new PaymentError('Your plan is cancelled at the end of the term. Resume it first to renew it.');
     return provider.renew(context);
   }
 
   /** A customer withdraws an unpaid invoice of theirs (a manual one; Stripe's are settled on Stripe). */
-  async voidInvoice(account: AccountRow, invoiceId: string, now = new Date()): Promise<void> {
+  async voidInvoice(account: Account, invoiceId: string, now = new Date()): Promise<void> {
     const invoice = await this.repos.invoices.findForAccount(account.id, invoiceId);
     if (!invoice) throw new PaymentError('No such invoice.');
     if (invoice.provider !== 'manual' || invoice.status !== 'open' || !(await this.repos.invoices.markVoid(invoice.id, now))) {

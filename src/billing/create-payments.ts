@@ -4,7 +4,7 @@ import type { Db } from '../storage/database.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { BillingService } from './billing-service.ts';
 import { ManualPaymentProvider } from './manual-provider.ts';
-import { createStripeClient, type StripeApiBase } from './stripe-client.ts';
+import { createStripeClient, stripeApiBaseOf, type StripeApiBase } from './stripe-client.ts';
 import { StripePaymentProvider } from './stripe-provider.ts';
 
 export interface PaymentsSetup {
@@ -33,7 +33,8 @@ export function createPayments(options: PaymentsOptions): PaymentsSetup {
   if (!config.stripe) {
     return { billing: new BillingService({ db, repos, checkout: manual, providers: { manual } }), checkoutProvider: 'manual', stripe: null };
   }
-  const client = options.stripeClient ?? createStripeClient(config.stripe.secretKey, options.stripeApiBase);
+  const apiBase = options.stripeApiBase ?? (config.stripe.apiUrl ? stripeApiBaseOf(config.stripe.apiUrl) : undefined);
+  const client = options.stripeClient ?? createStripeClient(config.stripe.secretKey, apiBase);
   const stripe = new StripePaymentProvider({ stripe: client, db, repos, publicBaseUrl: config.publicBaseUrl, returnPath: options.returnPath });
   return {
     billing: new BillingService({ db, repos, checkout: stripe, providers: { manual, stripe } }),

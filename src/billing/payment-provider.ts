@@ -1,29 +1,32 @@
-import type { AccountRow, InvoiceRow, PlanRow, SubscriptionBillingRow, SubscriptionRow } from '../storage/schema.ts';
-import type { Billing } from './pricing.ts';
+import type { Account } from '../domain/account.ts';
+import type { Invoice } from '../domain/invoice.ts';
+import type { Plan } from '../domain/plan.ts';
+import type { BillingCycle } from '../domain/principal.ts';
+import type { Subscription, SubscriptionBilling } from '../domain/subscription.ts';
 
 export interface PurchaseInput {
-  account: AccountRow;
-  plan: PlanRow;
-  billing: Billing;
+  account: Account;
+  plan: Plan;
+  billing: BillingCycle;
   now: Date;
 }
 
 export type PurchaseResult =
   /** Manual: an invoice to pay by bank transfer; the plan starts when it is marked paid. */
-  | { kind: 'invoice'; invoice: InvoiceRow }
+  | { kind: 'invoice'; invoice: Invoice }
   /** Stripe: the customer continues on Stripe's checkout page. */
   | { kind: 'redirect'; url: string };
 
 /** A subscription in force that the customer wants to change, with what is known about its billing. */
 export interface ChangeContext {
-  account: AccountRow;
-  subscription: SubscriptionRow;
-  billing: SubscriptionBillingRow;
-  current: PlanRow;
+  account: Account;
+  subscription: Subscription;
+  billing: SubscriptionBilling;
+  current: Plan;
   now: Date;
 }
 
-export type UpgradeResult = { kind: 'invoice'; invoice: InvoiceRow } | { kind: 'applied' };
+export type UpgradeResult = { kind: 'invoice'; invoice: Invoice } | { kind: 'applied' };
 
 /** A refusal the customer can act on, shown on the billing page as it is. */
 export class PaymentError extends Error {
@@ -41,10 +44,15 @@ export class PaymentError extends Error {
 export interface PaymentProvider {
   readonly name: 'manual' | 'stripe';
   purchase(input: PurchaseInput): Promise<PurchaseResult>;
-  upgrade(context: ChangeContext, to: PlanRow): Promise<UpgradeResult>;
+  upgrade(context: ChangeContext, to: Plan): Promise<UpgradeResult>;
   /** Moves to `to` at the renewal; null withdraws a scheduled change. */
-  scheduleChange(context: ChangeContext, to: PlanRow | null): Promise<void>;
+  scheduleChange(context: ChangeContext, to: Plan | null): Promise<void>;
   setCancelAtPeriodEnd(context: ChangeContext, cancel: boolean): Promise<void>;
   /** Manual only: the invoice for the next term (Stripe renews by itself). */
-  renew?(context: ChangeContext): Promise<InvoiceRow>;
+  renew?(context: ChangeContext): Promise<Invoice>;
+  /**
+   * Stops billing the subscription now, at the provider (the operator ends a plan at once); the
+   * caller ends it here after this succeeded, so a refusal leaves both sides as they were.
+   */
+  stopNow(context: ChangeContext): Promise<void>;
 }

@@ -1,25 +1,24 @@
-import type { PlanRow, SubscriptionRow } from '../storage/schema.ts';
+import type { Plan } from '../domain/plan.ts';
+import type { BillingCycle } from '../domain/principal.ts';
 import { addMonthsClamped } from '../limits/billing-period.ts';
 
-export type Billing = SubscriptionRow['billing'];
-
 /** How many monthly billing periods one paid term covers. */
-export const TERM_MONTHS: Record<Billing, number> = { monthly: 1, annual: 12 };
+export const TERM_MONTHS: Record<BillingCycle, number> = { monthly: 1, annual: 12 };
 
-export function termPriceCents(plan: PlanRow, billing: Billing): number {
-  return billing === 'annual' ? plan.annual_price_cents : plan.monthly_price_cents;
+export function termPriceCents(plan: Plan, billing: BillingCycle): number {
+  return billing === 'annual' ? plan.annualPriceCents : plan.monthlyPriceCents;
 }
 
 /** The annual discount against 12 monthly payments, in whole percent (0 when there is none). */
-export function annualDiscountPercent(plan: PlanRow): number {
-  const full = plan.monthly_price_cents * 12;
-  if (full === 0 || plan.annual_price_cents >= full) return 0;
-  return Math.round(((full - plan.annual_price_cents) / full) * 100);
+export function annualDiscountPercent(plan: Plan): number {
+  const full = plan.monthlyPriceCents * 12;
+  if (full === 0 || plan.annualPriceCents >= full) return 0;
+  return Math.round(((full - plan.annualPriceCents) / full) * 100);
 }
 
 /** Plans compare by monthly price, then quota: "up" means more of both for the customer. */
-export function comparePlans(a: PlanRow, b: PlanRow): number {
-  return a.monthly_price_cents - b.monthly_price_cents || a.monthly_quota - b.monthly_quota || a.rate_per_second - b.rate_per_second;
+export function comparePlans(a: Plan, b: Plan): number {
+  return a.monthlyPriceCents - b.monthlyPriceCents || a.monthlyQuota - b.monthlyQuota || a.ratePerSecond - b.ratePerSecond;
 }
 
 /**
@@ -33,18 +32,18 @@ export function boundaryIndex(anchor: Date, at: Date): number {
 }
 
 /** The paid term that ends at `paidThrough`: it began one term (1 or 12 periods) earlier. */
-export function paidTerm(anchor: Date, paidThrough: Date, billing: Billing): { start: Date; end: Date } {
+export function paidTerm(anchor: Date, paidThrough: Date, billing: BillingCycle): { start: Date; end: Date } {
   const k = boundaryIndex(anchor, paidThrough);
   return { start: addMonthsClamped(anchor, Math.max(0, k - TERM_MONTHS[billing])), end: paidThrough };
 }
 
 /** The end of the term after the one ending at `paidThrough`, on the anchor's grid. */
-export function nextTermEnd(anchor: Date, paidThrough: Date, billing: Billing): Date {
+export function nextTermEnd(anchor: Date, paidThrough: Date, billing: BillingCycle): Date {
   return addMonthsClamped(anchor, boundaryIndex(anchor, paidThrough) + TERM_MONTHS[billing]);
 }
 
 /** The end of the first term of a subscription that starts at `start`. */
-export function firstTermEnd(start: Date, billing: Billing): Date {
+export function firstTermEnd(start: Date, billing: BillingCycle): Date {
   return addMonthsClamped(start, TERM_MONTHS[billing]);
 }
 
@@ -52,7 +51,7 @@ export function firstTermEnd(start: Date, billing: Billing): Date {
  * What an upgrade costs for the rest of the paid term: the difference of the two term prices,
  * in proportion to the time left, rounded to the cent.
  */
-export function prorationCents(from: PlanRow, to: PlanRow, billing: Billing, term: { start: Date; end: Date }, now: Date): number {
+export function prorationCents(from: Plan, to: Plan, billing: BillingCycle, term: { start: Date; end: Date }, now: Date): number {
   const length = term.end.getTime() - term.start.getTime();
   const left = Math.min(length, Math.max(0, term.end.getTime() - now.getTime()));
   if (length <= 0) return 0;

@@ -18,3 +18,10 @@ export function createStripeClient(secretKey: string, apiBase?: StripeApiBase): 
     ...(apiBase ? { host: apiBase.host, port: apiBase.port, protocol: apiBase.protocol } : {}),
   });
 }
+
+/** STRIPE_API_URL (`http://127.0.0.1:12111`) as the client's host, port and protocol. */
+export function stripeApiBaseOf(url: string): StripeApiBase {
+  const parsed = new URL(url);
+  const protocol = parsed.protocol === 'http:' ? 'http' : 'https';
+  return { host: parsed.hostname, port: parsed.port ? Number(parsed.port) : protocol === 'http' ? 80 : 443, protocol };
+}

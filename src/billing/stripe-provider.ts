@@ -1,10 +1,11 @@
 import type Stripe from 'stripe';
 import type { Db } from '../storage/database.ts';
-import type { PlanRow } from '../storage/schema.ts';
+import type { Plan } from '../domain/plan.ts';
+import type { BillingCycle } from '../domain/principal.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { PaymentError, type ChangeContext, type PaymentProvider, type PurchaseInput, type PurchaseResult, type UpgradeResult } from './payment-provider.ts';
-import { termPriceCents, type Billing } from './pricing.ts';
-import { inTransaction } from './transaction.ts';
+import { termPriceCents } from './pricing.ts';
+import { inTransaction } from '../storage/transaction.ts';
 
 /** Metadata keys on the Stripe subscription: how a webhook finds the account and the plan. */
 export const STRIPE_METADATA = { account: 'vinhistory_account_id', plan: 'vinhistory_plan', billing: 'vinhistory_billing' } as const;
@@ -18,12 +19,12 @@ export interface StripeProviderOptions {
   returnPath: string;
 }
 
-function interval(billing: Billing): 'month' | 'year' {
+function interval(billing: BillingCycle): 'month' | 'year' {
   return billing === 'annual' ? 'year' : 'month';
 }
 
 /**
- * Stripe Billing: a Checkout Session in subscription mode for a first purchase; changes through
+ * Stripe BillingCycle: a Checkout Session in subscription mode for a first purchase; changes through
  * the Subscriptions API. The plan's product is made on Stripe on first use (id
  * `vinhistory_plan_<code>`) and its price is sent inline, so that nothing has to be set up in
  * Stripe's dashboard and the price list stays the one in our database. The subscription itself
@@ -41,7 +42,7 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   /** The Stripe product of a plan, made on first use and remembered for the life of the process. */
-  private productFor(plan: PlanRow): Promise<string> {
+  private productFor(plan: Plan): Promise<string> {
     let product = this.products.get(plan.code);
     if (!product) {
       const id = `vinhistory_plan_${plan.code}`;
@@ -60,7 +61,7 @@ export class StripePaymentProvider implements PaymentProvider {
     return product;
   }
 
-  private async priceData(plan: PlanRow, billing: Billing) {
+  private async priceData(plan: Plan, billing: BillingCycle) {
     return { currency: 'usd', product: await this.productFor(plan), unit_amount: termPriceCents(plan, billing), recurring: { interval: interval(billing) } };
   }
 
@@ -84,7 +85,7 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   private async itemOf(context: ChangeContext): Promise<{ subscriptionId: string; itemId: string }> {
-    const subscriptionId = context.billing.external_id;
+    const subscriptionId = context.billing.externalId;
     if (!subscriptionId) throw new PaymentError('This subscription is not linked to Stripe; contact us to change it.');
     const remote = await this.stripe.subscriptions.retrieve(subscriptionId);
     const item = remote.items.data[0];
@@ -96,7 +97,7 @@ export class StripePaymentProvider implements PaymentProvider {
    * Charged at once for the rest of the period (Stripe's proration), and refused by Stripe if the
    * charge fails, in which case nothing changes here either.
    */
-  async upgrade(context: ChangeContext, to: PlanRow): Promise<UpgradeResult> {
+  async upgrade(context: ChangeContext, to: Plan): Promise<UpgradeResult> {
     const { subscriptionId, itemId } = await this.itemOf(context);
     await this.stripe.subscriptions.update(subscriptionId, {
       items: [{ id: itemId, price_data: await this.priceData(to, context.subscription.billing) }],
@@ -115,7 +116,7 @@ export class StripePaymentProvider implements PaymentProvider {
    * The next renewal is billed at the new price (no proration now); the plan changes here when
    * that renewal is paid (invoice.paid, subscription_cycle).
    */
-  async scheduleChange(context: ChangeContext, to: PlanRow | null): Promise<void> {
+  async scheduleChange(context: ChangeContext, to: Plan | null): Promise<void> {
     const { subscriptionId, itemId } = await this.itemOf(context);
     const target = to ?? context.current;
     await this.stripe.subscriptions.update(subscriptionId, {
@@ -126,15 +127,22 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   async setCancelAtPeriodEnd(context: ChangeContext, cancel: boolean): Promise<void> {
-    const subscriptionId = context.billing.external_id;
+    const subscriptionId = context.billing.externalId;
     if (!subscriptionId) throw new PaymentError('This subscription is not linked to Stripe; contact us to cancel it.');
     await this.stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: cancel });
     await inTransaction(this.options.db, async (repos) => {
       await repos.billing.setCancelAtPeriodEnd(context.subscription.id, cancel, context.now);
       // Without the renewal grace: access ends with the paid term even if the final webhook is late.
-      const paidThrough = context.billing.paid_through;
+      const paidThrough = context.billing.paidThrough;
       if (paidThrough) await repos.subscriptions.setEndsAt(context.subscription.id, new Date(cancel ? paidThrough : Date.parse(paidThrough) + STRIPE_RENEWAL_GRACE_MS));
     });
+  }
+
+  /** Cancelled on Stripe at once, without a refund: Stripe charges nothing more. */
+  async stopNow(context: ChangeContext): Promise<void> {
+    const subscriptionId = context.billing.externalId;
+    if (!subscriptionId) throw new PaymentError('This subscription is not linked to Stripe; cancel it on Stripe first.');
+    await this.stripe.subscriptions.cancel(subscriptionId);
   }
 }
 

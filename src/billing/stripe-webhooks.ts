@@ -1,17 +1,17 @@
 import type Stripe from 'stripe';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../storage/database.ts';
-import type { InvoiceRow } from '../storage/schema.ts';
+import type { InvoiceKind } from '../domain/invoice.ts';
 import { createRepositories, type Repositories } from '../storage/repositories/index.ts';
 import { STRIPE_METADATA, STRIPE_RENEWAL_GRACE_MS } from './stripe-provider.ts';
-import { inTransaction } from './transaction.ts';
+import { inTransaction } from '../storage/transaction.ts';
 
 export type WebhookOutcome = 'applied' | 'duplicate' | 'ignored';
 
 const fromUnix = (seconds: number) => new Date(seconds * 1000);
 const idOf = (value: string | { id: string } | null | undefined): string | null => (value == null ? null : typeof value === 'string' ? value : value.id);
 
-const INVOICE_KIND: Partial<Record<string, InvoiceRow['kind']>> = {
+const INVOICE_KIND: Partial<Record<string, InvoiceKind>> = {
   subscription_create: 'subscribe',
   subscription_cycle: 'renew',
   subscription_update: 'upgrade',
@@ -83,9 +83,9 @@ export class StripeWebhookHandler {
     const paidThrough = fromUnix(Math.max(...periods.map((period) => period.end)));
     const periodStart = fromUnix(Math.min(...periods.map((period) => period.start)));
 
-    let billingRow = await repos.billing.findByExternalId(stripeSubscriptionId);
+    let stripeBilling = await repos.billing.findByExternalId(stripeSubscriptionId);
     let subscriptionId: string;
-    if (!billingRow) {
+    if (!stripeBilling) {
       const metadata = details.metadata ?? {};
       const accountId = metadata[STRIPE_METADATA.account];
       const planCode = metadata[STRIPE_METADATA.plan];
@@ -103,24 +103,24 @@ export class StripeWebhookHandler {
         { accountId: account.id, planCode: plan.code, billing, startedAt, endsAt: new Date(paidThrough.getTime() + STRIPE_RENEWAL_GRACE_MS) },
         now,
       );
-      billingRow = await repos.billing.create({ subscriptionId: subscription.id, provider: 'stripe', externalId: stripeSubscriptionId, paidThrough }, now);
+      stripeBilling = await repos.billing.create({ subscriptionId: subscription.id, provider: 'stripe', externalId: stripeSubscriptionId, paidThrough }, now);
       const customerId = idOf(invoice.customer);
       if (customerId) await repos.billing.saveStripeCustomer(account.id, customerId, now);
       subscriptionId = subscription.id;
     } else {
-      subscriptionId = billingRow.subscription_id;
+      subscriptionId = stripeBilling.subscriptionId;
       const subscription = await repos.subscriptions.findById(subscriptionId);
       if (!subscription) return 'ignored';
-      const known = billingRow.paid_through ? Date.parse(billingRow.paid_through) : 0;
+      const known = stripeBilling.paidThrough ? Date.parse(stripeBilling.paidThrough) : 0;
       if (paidThrough.getTime() > known) {
         await repos.billing.setPaidThrough(subscriptionId, paidThrough, now);
         if (subscription.status === 'active') {
-          const grace = billingRow.cancel_at_period_end ? 0 : STRIPE_RENEWAL_GRACE_MS;
+          const grace = stripeBilling.cancelAtPeriodEnd ? 0 : STRIPE_RENEWAL_GRACE_MS;
           await repos.subscriptions.setEndsAt(subscriptionId, new Date(paidThrough.getTime() + grace));
         }
       }
-      if (invoice.billing_reason === 'subscription_cycle' && billingRow.scheduled_plan_code) {
-        await repos.subscriptions.changePlan(subscriptionId, billingRow.scheduled_plan_code);
+      if (invoice.billing_reason === 'subscription_cycle' && stripeBilling.scheduledPlanCode) {
+        await repos.subscriptions.changePlan(subscriptionId, stripeBilling.scheduledPlanCode);
         await repos.billing.setScheduledPlan(subscriptionId, null, now);
       }
     }
@@ -137,49 +137,49 @@ export class StripeWebhookHandler {
     const paidAt = invoice.status_transitions?.paid_at ? fromUnix(invoice.status_transitions.paid_at) : now;
     await repos.invoices.create(
       {
-        account_id: subscription.account_id,
+        accountId: subscription.accountId,
         provider: 'stripe',
         kind,
-        plan_code: subscription.plan_code,
+        planCode: subscription.planCode,
         billing: subscription.billing,
-        amount_cents: invoice.amount_paid,
+        amountCents: invoice.amount_paid,
         currency: invoice.currency,
-        description: invoice.lines.data[0]?.description ?? `vinhistory ${subscription.plan_code}`,
-        subscription_id: subscriptionId,
+        description: invoice.lines.data[0]?.description ?? `vinhistory ${subscription.planCode}`,
+        subscriptionId,
         status: 'paid',
-        paid_at: paidAt.toISOString(),
+        paidAt: paidAt.toISOString(),
         reference: invoice.number ?? invoice.id,
-        external_id: invoice.id,
-        hosted_url: invoice.hosted_invoice_url ?? null,
+        externalId: invoice.id,
+        hostedUrl: invoice.hosted_invoice_url ?? null,
       },
       now,
     );
   }
 
   private async subscriptionUpdated(repos: Repositories, remote: Stripe.Subscription, now: Date): Promise<WebhookOutcome> {
-    const billingRow = await repos.billing.findByExternalId(remote.id);
-    if (!billingRow) return 'ignored';
+    const stripeBilling = await repos.billing.findByExternalId(remote.id);
+    if (!stripeBilling) return 'ignored';
     const cancel = remote.cancel_at_period_end || remote.cancel_at !== null;
-    if (Boolean(billingRow.cancel_at_period_end) !== cancel) {
-      await repos.billing.setCancelAtPeriodEnd(billingRow.subscription_id, cancel, now);
-      if (billingRow.paid_through) {
-        const paidThrough = Date.parse(billingRow.paid_through);
-        await repos.subscriptions.setEndsAt(billingRow.subscription_id, new Date(cancel ? paidThrough : paidThrough + STRIPE_RENEWAL_GRACE_MS));
+    if (stripeBilling.cancelAtPeriodEnd !== cancel) {
+      await repos.billing.setCancelAtPeriodEnd(stripeBilling.subscriptionId, cancel, now);
+      if (stripeBilling.paidThrough) {
+        const paidThrough = Date.parse(stripeBilling.paidThrough);
+        await repos.subscriptions.setEndsAt(stripeBilling.subscriptionId, new Date(cancel ? paidThrough : paidThrough + STRIPE_RENEWAL_GRACE_MS));
       }
     }
     // Stripe gave up on collecting (or the first payment expired): access ends now.
     if (remote.status === 'unpaid' || remote.status === 'incomplete_expired') {
-      await repos.subscriptions.end(billingRow.subscription_id, now);
+      await repos.subscriptions.end(stripeBilling.subscriptionId, now);
     }
     return 'applied';
   }
 
   private async subscriptionDeleted(repos: Repositories, remote: Stripe.Subscription, event: Stripe.Event, now: Date): Promise<WebhookOutcome> {
-    const billingRow = await repos.billing.findByExternalId(remote.id);
-    if (!billingRow) return 'ignored';
+    const stripeBilling = await repos.billing.findByExternalId(remote.id);
+    if (!stripeBilling) return 'ignored';
     const endedAt = remote.ended_at ? fromUnix(remote.ended_at) : fromUnix(event.created);
-    await repos.subscriptions.end(billingRow.subscription_id, new Date(Math.min(endedAt.getTime(), now.getTime())));
-    await repos.billing.setCancelAtPeriodEnd(billingRow.subscription_id, false, now);
+    await repos.subscriptions.end(stripeBilling.subscriptionId, new Date(Math.min(endedAt.getTime(), now.getTime())));
+    await repos.billing.setCancelAtPeriodEnd(stripeBilling.subscriptionId, false, now);
     return 'applied';
   }
 }

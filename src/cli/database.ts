@@ -1,33 +1,41 @@
+import pino from 'pino';
 import { loadConfig, type Config } from '../config.ts';
+import type { Container } from '../container.ts';
+import { MemoryRateLimiter } from '../limits/rate/memory-rate-limiter.ts';
+import { loggerOptions } from '../observability/logger.ts';
 import { migrateToLatest, openDatabase, type Db } from '../storage/database.ts';
-import { createRepositories, type Repositories } from '../storage/repositories/index.ts';
 
 export interface CommandContext {
   config: Config;
   db: Db;
-  repos: Repositories;
+  /** The services, built as the server builds them: a command goes through them, not around them. */
+  services: Container;
 }
 
 /**
  * Opens the configured database for one command, brings its schema up to date first (so that a
- * command works on a fresh DATA_DIR), and always closes it: an open pg pool would keep the
- * process alive after the command is done.
+ * command works on a fresh DATA_DIR), builds the services over it, and always closes both: an
+ * open pg pool would keep the process alive after the command is done.
  */
 export async function withDatabase<T>(run: (context: CommandContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const db = await openDatabase(config.database, { maxConnections: 2 });
+  // No command searches: an in-process limiter keeps a command from connecting to Redis.
+  const rateLimiter = new MemoryRateLimiter();
   try {
     await migrateToLatest(db);
-    return await run({ config, db, repos: createRepositories(db) });
+    // Log lines go to stderr: stdout carries a command's answer alone (a token, a table).
+    const log = pino(loggerOptions(config), pino.destination(2));
+    // Loaded here, not at start-up: `--help` and a mistyped command do without the services.
+    const { createContainer } = await import('../container.ts');
+    const services = createContainer({ config, db, log, rateLimiter });
+    try {
+      return await run({ config, db, services });
+    } finally {
+      await services.close();
+    }
   } finally {
+    await rateLimiter.close();
     await db.close();
   }
-}
-
-/**
- * Runs `work` in one transaction with repositories bound to it: a command that writes several
- * rows (an account and its subscription) leaves all of them or none.
- */
-export async function inTransaction<T>(db: Db, work: (repos: Repositories) => Promise<T>): Promise<T> {
-  return db.kysely.transaction().execute((trx) => work(createRepositories({ ...db, kysely: trx })));
 }

@@ -18,9 +18,3 @@ export function formatTable(columns: Column[], rows: string[][]): string {
   const rule = widths.map((width) => '-'.repeat(width)).join('  ');
   return [header, rule, ...rows.map(line)].join('\n') + '\n';
 }
-
-/** 123456 -> "$1,234.56": prices are stored in cents and shown in dollars. */
-export function formatCents(cents: number): string {
-  const dollars = Math.floor(cents / 100).toLocaleString('en-US');
-  return `$${dollars}.${String(cents % 100).padStart(2, '0')}`;
-}

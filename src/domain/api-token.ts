@@ -13,3 +13,22 @@ export const tokenFromAuthorization = (header: string | undefined): string | nul
 
 /** How long a rotated token keeps working next to its successor. */
 export const TOKEN_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/** A customer API token as listed: never its secret, nor the secret's hash. */
+export interface ApiToken {
+  id: string;
+  accountId: string;
+  name: string;
+  /** The first characters of the secret, to tell tokens apart. */
+  displayPrefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  /** Set when the token is rotated: it keeps working until then. */
+  expiresAt: string | null;
+}
+
+/** Not revoked, and not past the end of a rotation's grace. */
+export function isLiveToken(token: ApiToken, now: Date): boolean {
+  return token.revokedAt === null && (token.expiresAt === null || token.expiresAt > now.toISOString());
+}

@@ -17,3 +17,13 @@ export const operatorTokenFromAuthorization = (header: string | undefined): stri
 
 /** `optok_` + 16 base36 characters: prefixed like the other ids, for logs and lists. */
 export const newOperatorTokenId = (): string => newId('optok');
+
+/** An operator token as listed: never its secret, nor the secret's hash. */
+export interface OperatorToken {
+  id: string;
+  name: string;
+  displayPrefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}

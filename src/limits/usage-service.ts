@@ -31,17 +31,17 @@ export class UsageService {
   async forAccount(accountId: string, now = new Date()): Promise<Usage | null> {
     const subscription = await this.repos.subscriptions.findActive(accountId, now);
     if (!subscription) return null;
-    const plan = await this.repos.plans.findByCode(subscription.plan_code);
-    if (!plan) throw new Error(`subscription ${subscription.id} names unknown plan ${subscription.plan_code}`);
-    const period = billingPeriodAt(new Date(subscription.started_at), now);
+    const plan = await this.repos.plans.findByCode(subscription.planCode);
+    if (!plan) throw new Error(`subscription ${subscription.id} names unknown plan ${subscription.planCode}`);
+    const period = billingPeriodAt(new Date(subscription.startedAt), now);
     const used = await this.repos.usageCounters.usedInPeriod(accountId, period.start.toISOString());
     return {
       plan: { code: plan.code, name: plan.name },
       billing: subscription.billing,
-      ratePerSecond: plan.rate_per_second,
-      quota: plan.monthly_quota,
+      ratePerSecond: plan.ratePerSecond,
+      quota: plan.monthlyQuota,
       used,
-      remaining: Math.max(0, plan.monthly_quota - used),
+      remaining: Math.max(0, plan.monthlyQuota - used),
       periodStart: period.start,
       resetsAt: period.end,
     };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply } from 'fastify';
-import webSession, { COOKIE_SECRET_SETTING, generateCookieSecret } from './plugins/web-session.ts';
+import webSession from './plugins/web-session.ts';
 import { basePathOf } from './plugins/view.ts';
 import { assetHref } from './assets.ts';
 import accountRoutes from './account/index.ts';
@@ -28,13 +28,13 @@ declare module 'fastify' {
  */
 const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app;
-  const { config, repos } = services;
+  const { config } = services;
   const basePath = basePathOf(config.publicBaseUrl);
 
   await app.register(webSession, {
     sessions: services.sessions,
     configuredSecret: config.cookieSecret,
-    loadStoredSecret: () => repos.settings.getOrCreate(COOKIE_SECRET_SETTING, generateCookieSecret),
+    loadStoredSecret: () => services.sessions.storedCookieSecret(),
     cookiePath: basePath || '/',
     alwaysSecure: config.publicBaseUrl.startsWith('https://'),
   });

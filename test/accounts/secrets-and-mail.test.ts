@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loggerOptions } from '../../src/observability/logger.ts';
-import { COOKIE_SECRET_SETTING } from '../../src/web/plugins/web-session.ts';
+import { COOKIE_SECRET_SETTING } from '../../src/accounts/session-service.ts';
 import { OutboxMailSender } from '../../src/accounts/mail/outbox-mail-sender.ts';
 import { SmtpMailSender } from '../../src/accounts/mail/smtp-mail-sender.ts';
 import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts';

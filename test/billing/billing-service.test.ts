@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { AccountRow } from '../../src/storage/schema.ts';
+import type { Account } from '../../src/domain/account.ts';
 import { addMonthsClamped } from '../../src/limits/billing-period.ts';
 import { payManualInvoice, voidManualInvoice } from '../../src/billing/manual-invoices.ts';
 import { PaymentError } from '../../src/billing/payment-provider.ts';
@@ -39,7 +39,7 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
   });
 
   /** An account subscribed to `plan` at T0 through a paid manual invoice. */
-  async function subscribed(plan: string, period: 'monthly' | 'annual' = 'monthly'): Promise<AccountRow> {
+  async function subscribed(plan: string, period: 'monthly' | 'annual' = 'monthly'): Promise<Account> {
     const account = await t.repos.accounts.create(randomEmail());
     const result = await billing.choose(account, plan, period, T0);
     if (result.kind !== 'invoice') throw new Error('expected an invoice');
@@ -47,13 +47,13 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
     return account;
   }
 
-  async function count(account: AccountRow, searches: number, now: Date): Promise<void> {
+  async function count(account: Account, searches: number, now: Date): Promise<void> {
     const subscription = await t.repos.subscriptions.findActive(account.id, now);
     const token = (await t.repos.tokens.listForAccount(account.id))[0] ?? (await t.repos.tokens.create(account.id, 'x')).row;
-    const plan = await t.repos.plans.findByCode(subscription!.plan_code);
+    const plan = await t.repos.plans.findByCode(subscription!.planCode);
     const start = (await usage.forAccount(account.id, now))!.periodStart;
     for (let i = 0; i < searches; i++) {
-      await t.repos.searchCommit.commit({ accountId: account.id, tokenId: token.id, vin: validVin(), now, periodStart: start.toISOString(), quota: plan!.monthly_quota, lots: [], idempotencyKey: null });
+      await t.repos.searchCommit.commit({ accountId: account.id, tokenId: token.id, vin: validVin(), now, periodStart: start.toISOString(), quota: plan!.monthlyQuota, lots: [], idempotencyKey: null });
     }
   }
 
@@ -73,15 +73,15 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
     expect(page.body).toContain('$1,440.00');
     const account = (await t.repos.accounts.findByEmail(email))!;
     const [invoice] = await t.repos.invoices.listForAccount(account.id);
-    expect(invoice).toMatchObject({ kind: 'subscribe', plan_code: 'professional', billing: 'annual', amount_cents: 144000, status: 'open', provider: 'manual' });
+    expect(invoice).toMatchObject({ kind: 'subscribe', planCode: 'professional', billing: 'annual', amountCents: 144000, status: 'open', provider: 'manual' });
     expect(await t.repos.subscriptions.findActive(account.id)).toBeUndefined();
 
     const paidAt = new Date();
     const settlement = await payManualInvoice(t.db, invoice!.reference.toLowerCase(), paidAt);
     expect(settlement.summary).toMatch(/^subscription sub_\w+ started: professional, annual, paid through /);
     const subscription = await t.repos.subscriptions.findActive(account.id);
-    expect(subscription).toMatchObject({ plan_code: 'professional', billing: 'annual', started_at: paidAt.toISOString(), ends_at: addMonthsClamped(paidAt, 12).toISOString() });
-    expect(await t.repos.billing.find(subscription!.id)).toMatchObject({ provider: 'manual', paid_through: addMonthsClamped(paidAt, 12).toISOString(), cancel_at_period_end: 0 });
+    expect(subscription).toMatchObject({ planCode: 'professional', billing: 'annual', startedAt: paidAt.toISOString(), endsAt: addMonthsClamped(paidAt, 12).toISOString() });
+    expect(await t.repos.billing.find(subscription!.id)).toMatchObject({ provider: 'manual', paidThrough: addMonthsClamped(paidAt, 12).toISOString(), cancelAtPeriodEnd: false });
     expect((await browser.get(invoicePath)).body).toContain('Paid');
     expect((await browser.get('/account/billing')).body).toContain('Paid through');
 
@@ -96,7 +96,7 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
     expect(again.kind === 'invoice' && first.kind === 'invoice' && again.invoice.id === first.invoice.id).toBe(true);
     const other = await billing.choose(account, 'vip', 'monthly', T0);
     const invoices = await t.repos.invoices.listForAccount(account.id);
-    expect(invoices.map((i) => [i.plan_code, i.status]).sort()).toEqual([['standard', 'void'], ['vip', 'open']]);
+    expect(invoices.map((i) => [i.planCode, i.status]).sort()).toEqual([['standard', 'void'], ['vip', 'open']]);
     // A void invoice cannot start anything.
     expect((await rejection(payManualInvoice(t.db, first.kind === 'invoice' ? first.invoice.id : ''))).message).toMatch(/void/);
     await billing.voidInvoice(account, other.kind === 'invoice' ? other.invoice.id : '', T0);
@@ -112,12 +112,12 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
     expect(result.kind).toBe('invoice');
     const invoice = result.kind === 'invoice' ? result.invoice : null;
     // Term Mar 10 - Apr 10 (31 days), 16 days left: (150 - 50) x 16/31.
-    expect(invoice).toMatchObject({ kind: 'upgrade', plan_code: 'professional', subscription_id: before.id, amount_cents: Math.round((10000 * 16) / 31) });
+    expect(invoice).toMatchObject({ kind: 'upgrade', planCode: 'professional', subscriptionId: before.id, amountCents: Math.round((10000 * 16) / 31) });
     // Not paid yet: still Standard.
     expect((await usage.forAccount(account.id, at(15)))!.quota).toBe(1000);
     await payManualInvoice(t.db, invoice!.id, at(15));
     const after = (await t.repos.subscriptions.findActive(account.id, at(15)))!;
-    expect(after).toMatchObject({ id: before.id, plan_code: 'professional', started_at: before.started_at, ends_at: before.ends_at });
+    expect(after).toMatchObject({ id: before.id, planCode: 'professional', startedAt: before.startedAt, endsAt: before.endsAt });
     expect(await usage.forAccount(account.id, at(15))).toMatchObject({ quota: 5000, used: 3, remaining: 4997, ratePerSecond: 5, periodStart: T0 });
   });
 
@@ -129,12 +129,12 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
     expect((await billing.overview(account.id, at(10))).scheduledPlan?.code).toBe('standard');
 
     const renewal = await billing.renew(account, at(25));
-    expect(renewal).toMatchObject({ kind: 'renew', plan_code: 'standard', amount_cents: 5000, status: 'open' });
+    expect(renewal).toMatchObject({ kind: 'renew', planCode: 'standard', amountCents: 5000, status: 'open' });
     expect((await billing.renew(account, at(26))).id).toBe(renewal.id);
     await payManualInvoice(t.db, renewal.id, at(27));
     const subscription = (await t.repos.subscriptions.findActive(account.id, at(27)))!;
-    expect(subscription).toMatchObject({ plan_code: 'standard', started_at: T0.toISOString(), ends_at: addMonthsClamped(T0, 2).toISOString() });
-    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ scheduled_plan_code: null, paid_through: addMonthsClamped(T0, 2).toISOString() });
+    expect(subscription).toMatchObject({ planCode: 'standard', startedAt: T0.toISOString(), endsAt: addMonthsClamped(T0, 2).toISOString() });
+    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ scheduledPlanCode: null, paidThrough: addMonthsClamped(T0, 2).toISOString() });
 
     // A scheduled downgrade is withdrawn by choosing the current plan again.
     const other = await subscribed('vip');
@@ -165,21 +165,21 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
     expect((await rejection(billing.choose(account, 'vip', 'monthly', at(3)))).message).toMatch(/arranged with our team/);
     expect((await billing.overview(account.id, at(3))).can).toMatchObject({ change: false, cancel: true, renew: false });
     expect(await billing.cancel(account, at(40))).toEqual(addMonthsClamped(T0, 2));
-    expect((await t.repos.subscriptions.findActive(account.id, at(40)))!.ends_at).toBe(addMonthsClamped(T0, 2).toISOString());
+    expect((await t.repos.subscriptions.findActive(account.id, at(40)))!.endsAt).toBe(addMonthsClamped(T0, 2).toISOString());
     await billing.resume(account, at(41));
-    expect((await t.repos.subscriptions.findActive(account.id, at(400)))!.ends_at).toBeNull();
+    expect((await t.repos.subscriptions.findActive(account.id, at(400)))!.endsAt).toBeNull();
   });
 
   test('refusals: another billing period, a custom plan, a second first subscription, a stale upgrade', async () => {
     const account = await subscribed('standard');
     expect((await rejection(billing.choose(account, 'vip', 'annual', at(2)))).message).toMatch(/keeps its billing period/);
     await t.repos.plans.create({ code: `acme-${Math.random().toString(36).slice(2, 8)}`, name: 'Acme', monthlyQuota: 10, ratePerSecond: 1, monthlyPriceCents: 1 });
-    const custom = (await t.repos.plans.list()).find((plan) => plan.is_public === 0)!;
+    const custom = (await t.repos.plans.list()).find((plan) => plan.isPublic === false)!;
     expect((await rejection(billing.choose(account, custom.code, 'monthly', at(2)))).message).toMatch(/not on the price list/);
     expect((await rejection(billing.choose(account, 'standard', 'monthly', at(2)))).message).toMatch(/already on the Standard plan/);
 
     // A subscribe invoice paid while another subscription is in force would start a second one.
-    const stray = await t.repos.invoices.create({ account_id: account.id, provider: 'manual', kind: 'subscribe', plan_code: 'vip', billing: 'monthly', amount_cents: 40000, currency: 'usd', description: 'x' });
+    const stray = await t.repos.invoices.create({ accountId: account.id, provider: 'manual', kind: 'subscribe', planCode: 'vip', billing: 'monthly', amountCents: 40000, currency: 'usd', description: 'x' });
     expect((await rejection(payManualInvoice(t.db, stray.id, at(3)))).message).toMatch(/already has a subscription in force/);
     expect((await t.repos.invoices.findById(stray.id))!.status).toBe('open');
     await voidManualInvoice(t.db, stray.reference, at(3));
@@ -189,12 +189,12 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
     expect((await rejection(payManualInvoice(t.db, upgrade.kind === 'invoice' ? upgrade.invoice.id : '', at(45)))).message).toMatch(/no longer in force/);
     // A renewal paid after the lapse starts a new subscription from the payment.
     const renewal = await t.repos.invoices.create({
-      account_id: account.id, provider: 'manual', kind: 'renew', plan_code: 'standard', billing: 'monthly', amount_cents: 5000, currency: 'usd', description: 'x',
-      subscription_id: (await t.repos.subscriptions.findLatest(account.id))!.id,
+      accountId: account.id, provider: 'manual', kind: 'renew', planCode: 'standard', billing: 'monthly', amountCents: 5000, currency: 'usd', description: 'x',
+      subscriptionId: (await t.repos.subscriptions.findLatest(account.id))!.id,
     });
     const late = await payManualInvoice(t.db, renewal.id, at(50));
     expect(late.summary).toMatch(/had lapsed/);
-    expect((await t.repos.subscriptions.findActive(account.id, at(50)))).toMatchObject({ started_at: at(50).toISOString(), ends_at: addMonthsClamped(at(50), 1).toISOString() });
+    expect((await t.repos.subscriptions.findActive(account.id, at(50)))).toMatchObject({ startedAt: at(50).toISOString(), endsAt: addMonthsClamped(at(50), 1).toISOString() });
   });
 
   test('the billing page shows the rule refusals as a message, not an error page', async () => {

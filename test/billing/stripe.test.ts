@@ -77,11 +77,11 @@ describe.each(DIALECTS)('Stripe: checkout, webhooks and changes (%s)', (dialect)
       started_at: new Date(Math.floor(start.getTime() / 1000) * 1000).toISOString(),
       ends_at: new Date(paidThrough.getTime() + STRIPE_RENEWAL_GRACE_MS).toISOString(),
     });
-    expect(await t.repos.billing.find(subscriptions[0]!.id)).toMatchObject({ provider: 'stripe', external_id: 'sub_first', paid_through: paidThrough.toISOString() });
+    expect(await t.repos.billing.find(subscriptions[0]!.id)).toMatchObject({ provider: 'stripe', externalId: 'sub_first', paidThrough: paidThrough.toISOString() });
     expect(await t.repos.billing.findStripeCustomer(account.id)).toBe('cus_first');
     const invoices = await t.repos.invoices.listForAccount(account.id);
     expect(invoices).toHaveLength(1);
-    expect(invoices[0]).toMatchObject({ provider: 'stripe', status: 'paid', kind: 'subscribe', amount_cents: 144000, hosted_url: expect.stringMatching(/^https:\/\/invoice\.stripe\.test\//) });
+    expect(invoices[0]).toMatchObject({ provider: 'stripe', status: 'paid', kind: 'subscribe', amountCents: 144000, hostedUrl: expect.stringMatching(/^https:\/\/invoice\.stripe\.test\//) });
   });
 
   test('renewal extends the paid term and applies a scheduled downgrade; cancellation and deletion end it', async () => {
@@ -91,15 +91,15 @@ describe.each(DIALECTS)('Stripe: checkout, webhooks and changes (%s)', (dialect)
     expect((await deliver(signedEvent('invoice.paid', paidInvoice({ subscription: stripeId, billingReason: 'subscription_cycle', periodStart: end, periodEnd: next, amount: 5000 })))).json().outcome).toBe('applied');
     const renewed = (await t.repos.subscriptions.findById(subscription.id))!;
     const nextSecond = new Date(Math.floor(next.getTime() / 1000) * 1000);
-    expect(renewed).toMatchObject({ plan_code: 'standard', started_at: subscription.started_at, ends_at: new Date(nextSecond.getTime() + STRIPE_RENEWAL_GRACE_MS).toISOString() });
-    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ scheduled_plan_code: null, paid_through: nextSecond.toISOString() });
+    expect(renewed).toMatchObject({ planCode: 'standard', startedAt: subscription.startedAt, endsAt: new Date(nextSecond.getTime() + STRIPE_RENEWAL_GRACE_MS).toISOString() });
+    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ scheduledPlanCode: null, paidThrough: nextSecond.toISOString() });
 
     // Cancelled on Stripe's side (customer portal): access runs to the paid end, no grace.
     await deliver(signedEvent('customer.subscription.updated', stripeSubscription({ id: stripeId, cancelAtPeriodEnd: true })));
-    expect((await t.repos.subscriptions.findById(subscription.id))!.ends_at).toBe(nextSecond.toISOString());
-    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ cancel_at_period_end: 1 });
+    expect((await t.repos.subscriptions.findById(subscription.id))!.endsAt).toBe(nextSecond.toISOString());
+    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ cancelAtPeriodEnd: true });
     await deliver(signedEvent('customer.subscription.updated', stripeSubscription({ id: stripeId, cancelAtPeriodEnd: false })));
-    expect((await t.repos.subscriptions.findById(subscription.id))!.ends_at).toBe(new Date(nextSecond.getTime() + STRIPE_RENEWAL_GRACE_MS).toISOString());
+    expect((await t.repos.subscriptions.findById(subscription.id))!.endsAt).toBe(new Date(nextSecond.getTime() + STRIPE_RENEWAL_GRACE_MS).toISOString());
 
     // Deleted: the tokens answer 402 from the next request.
     const { token } = await t.repos.tokens.create(account.id, 'api');
@@ -173,21 +173,21 @@ describe.each(DIALECTS)('Stripe: checkout, webhooks and changes (%s)', (dialect)
       'items[0][price_data][unit_amount]': '15000',
       'items[0][price_data][product]': 'vinhistory_plan_professional',
     });
-    expect((await t.repos.subscriptions.findById(subscription.id))).toMatchObject({ plan_code: 'professional', started_at: subscription.started_at });
+    expect((await t.repos.subscriptions.findById(subscription.id))).toMatchObject({ planCode: 'professional', startedAt: subscription.startedAt });
 
     await browser.get('/account/billing');
     const down = await browser.post('/account/billing/choose', { plan: 'standard', billing: 'monthly' });
     expect(down.headers.location).toBe('/account/billing?done=scheduled');
     expect(Object.fromEntries(stub.calls('POST', `/v1/subscriptions/${stripeId}`).at(-1)!)).toMatchObject({ proration_behavior: 'none', 'items[0][price_data][unit_amount]': '5000' });
-    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ scheduled_plan_code: 'standard' });
-    expect((await t.repos.subscriptions.findById(subscription.id))!.plan_code).toBe('professional');
+    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ scheduledPlanCode: 'standard' });
+    expect((await t.repos.subscriptions.findById(subscription.id))!.planCode).toBe('professional');
     expect((await browser.get('/account/billing?done=scheduled')).body).toContain('Your plan changes to <strong>Standard</strong>');
 
     const cancel = await browser.post('/account/billing/cancel');
     expect(cancel.headers.location).toBe('/account/billing?done=cancelled');
     expect(Object.fromEntries(stub.calls('POST', `/v1/subscriptions/${stripeId}`).at(-1)!)).toEqual({ cancel_at_period_end: 'true' });
     const billingRow = (await t.repos.billing.find(subscription.id))!;
-    expect((await t.repos.subscriptions.findById(subscription.id))!.ends_at).toBe(billingRow.paid_through);
+    expect((await t.repos.subscriptions.findById(subscription.id))!.endsAt).toBe(billingRow.paidThrough);
   });
 });
 

@@ -5,7 +5,8 @@ describe('vinhistory operator-tokens', () => {
   const data = makeDataDir();
   afterAll(() => data.remove());
 
-  it('creates a token printed alone, lists it without the secret, and revokes it by value or by id', async () => {
+  // Eight runs of the real binary, one after the other: more than the default 30 s on a busy machine.
+  it('creates a token printed alone, lists it without the secret, and revokes it by value or by id', { timeout: 90_000 }, async () => {
     const created = await runCli(['operator-tokens', 'create', '--name', 'copart scraper'], { dataDir: data.dir });
     expect(created.code).toBe(0);
     expect(created.stderr).toBe('');

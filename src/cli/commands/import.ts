@@ -109,7 +109,7 @@ export function registerImportCommand(program: Command): void {
 
       let results: FileResult[];
       try {
-        results = await withDatabase(async ({ config, db, repos }) => {
+        results = await withDatabase(async ({ config, db, services: { repos } }) => {
           await tuneForBulkLoad(db);
           // Files are enriched on their worker thread; stdin (and --no-worker) here.
           let enricher: VinEnricher | undefined;

@@ -1,26 +1,15 @@
 import { Option, type Command } from 'commander';
-import type { InvoiceRow } from '../../storage/schema.ts';
-import { PaymentError } from '../../billing/payment-provider.ts';
-import { payManualInvoice, voidManualInvoice } from '../../billing/manual-invoices.ts';
-import { BANK_DETAILS_SETTING } from '../../billing/manual-provider.ts';
+import { formatCents } from '../../billing/pricing.ts';
+import type { InvoiceStatus } from '../../domain/invoice.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
 import { parseEmail } from '../options.ts';
-import { formatCents, formatTable } from '../table.ts';
+import { asCliError } from '../payment-refusal.ts';
+import { formatTable } from '../table.ts';
 
 interface ListOptions {
   email?: string;
-  status?: InvoiceRow['status'];
-}
-
-/** Refusals of the payment rules are the operator's to read, without a stack trace. */
-async function asCliError<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof PaymentError) throw new CliError(error.message);
-    throw error;
-  }
+  status?: InvoiceStatus;
 }
 
 export function registerInvoicesCommands(program: Command): void {
@@ -32,8 +21,8 @@ export function registerInvoicesCommands(program: Command): void {
     .option('--email <email>', 'only the invoices of this account', parseEmail)
     .addOption(new Option('--status <status>', 'only invoices in this state').choices(['open', 'paid', 'void']))
     .action(async (options: ListOptions) => {
-      await withDatabase(async ({ repos }) => {
-        const rows = await repos.invoices.list({
+      await withDatabase(async ({ services }) => {
+        const rows = await services.invoices.list({
           ...(options.email !== undefined ? { email: options.email } : {}),
           ...(options.status !== undefined ? { status: options.status } : {}),
         });
@@ -49,11 +38,11 @@ export function registerInvoicesCommands(program: Command): void {
               row.reference,
               row.email,
               row.kind,
-              `${row.plan_code} (${row.billing})`,
-              formatCents(row.amount_cents),
+              `${row.planCode} (${row.billing})`,
+              formatCents(row.amountCents),
               `${row.status}${row.provider === 'stripe' ? ' (stripe)' : ''}`,
-              row.created_at.slice(0, 10),
-              row.paid_at?.slice(0, 10) ?? '',
+              row.createdAt.slice(0, 10),
+              row.paidAt?.slice(0, 10) ?? '',
             ]),
           ),
         );
@@ -65,10 +54,10 @@ export function registerInvoicesCommands(program: Command): void {
     .description('record the payment of a manual invoice and apply it: starts, renews or upgrades the plan at once')
     .argument('<id>', 'invoice id (inv_...) or the reference the customer quoted (VH-XXXX-XXXX)')
     .action(async (id: string) => {
-      await withDatabase(async ({ db }) => {
-        const settlement = await asCliError(() => payManualInvoice(db, id));
+      await withDatabase(async ({ services }) => {
+        const settlement = await asCliError(() => services.invoices.pay(id));
         process.stdout.write(
-          `invoice ${settlement.invoice.id} (${settlement.invoice.reference}) paid: ${formatCents(settlement.invoice.amount_cents)}\n${settlement.summary}\n`,
+          `invoice ${settlement.invoice.id} (${settlement.invoice.reference}) paid: ${formatCents(settlement.invoice.amountCents)}\n${settlement.summary}\n`,
         );
       });
     });
@@ -78,8 +67,8 @@ export function registerInvoicesCommands(program: Command): void {
     .description('cancel an open invoice (the customer will not pay it, or it can no longer apply)')
     .argument('<id>', 'invoice id (inv_...) or reference (VH-XXXX-XXXX)')
     .action(async (id: string) => {
-      await withDatabase(async ({ db }) => {
-        const invoice = await asCliError(() => voidManualInvoice(db, id));
+      await withDatabase(async ({ services }) => {
+        const invoice = await asCliError(() => services.invoices.void(id));
         process.stdout.write(`invoice ${invoice.id} (${invoice.reference}) is void\n`);
       });
     });
@@ -90,20 +79,20 @@ export function registerInvoicesCommands(program: Command): void {
     .argument('[details]', 'e.g. "Acme Data Ltd, IBAN GB33 BUKB 2020 1555 5555 55, BIC BUKBGB22"')
     .option('--clear', 'remove the bank details')
     .action(async (details: string | undefined, options: { clear?: boolean }) => {
-      await withDatabase(async ({ repos }) => {
+      await withDatabase(async ({ services }) => {
         if (options.clear) {
-          await repos.settings.delete(BANK_DETAILS_SETTING);
+          await services.invoices.setBankDetails(null);
           process.stdout.write('bank details removed\n');
           return;
         }
         if (details === undefined) {
-          const current = await repos.settings.get(BANK_DETAILS_SETTING);
+          const current = await services.invoices.bankDetails();
           process.stdout.write(current ? `${current}\n` : 'no bank details set; invoices ask the customer to use the details in their contract\n');
           return;
         }
         const text = details.trim();
         if (text.length === 0 || text.length > 500) throw new CliError('Give the bank details as 1 to 500 characters.', 2);
-        await repos.settings.set(BANK_DETAILS_SETTING, text);
+        await services.invoices.setBankDetails(text);
         process.stdout.write('bank details set; open invoices show them now\n');
       });
     });

@@ -18,10 +18,10 @@ export function registerOperatorTokensCommands(program: Command): void {
     .description('issue an operator token; prints the token alone on stdout (TOKEN=$(vinhistory operator-tokens create --name x))')
     .requiredOption('--name <name>', 'who or what uses it, to tell tokens apart (e.g. "copart scraper")', parseName)
     .action(async (options: { name: string }) => {
-      await withDatabase(async ({ repos }) => {
-        const { token } = await repos.operatorTokens.create(options.name);
+      await withDatabase(async ({ services }) => {
+        const { secret } = await services.operatorTokens.issue(options.name);
         // stdout carries the token and nothing else, so that a script can capture it whole.
-        process.stdout.write(`${token}\n`);
+        process.stdout.write(`${secret}\n`);
       });
     });
 
@@ -30,10 +30,10 @@ export function registerOperatorTokensCommands(program: Command): void {
     .description('list operator tokens (never the secrets), newest first')
     .option('--json', 'print the list as JSON')
     .action(async (options: { json?: boolean }) => {
-      const rows = await withDatabase(({ repos }) => repos.operatorTokens.list());
+      const rows = await withDatabase(({ services }) => services.operatorTokens.list());
       if (options.json) {
         process.stdout.write(
-          `${JSON.stringify(rows.map((row) => ({ id: row.id, name: row.name, prefix: row.display_prefix, created_at: row.created_at, last_used_at: row.last_used_at, revoked_at: row.revoked_at })))}\n`,
+          `${JSON.stringify(rows.map((row) => ({ id: row.id, name: row.name, prefix: row.displayPrefix, created_at: row.createdAt, last_used_at: row.lastUsedAt, revoked_at: row.revokedAt })))}\n`,
         );
         return;
       }
@@ -47,10 +47,10 @@ export function registerOperatorTokensCommands(program: Command): void {
           rows.map((row) => [
             row.id,
             row.name,
-            `${row.display_prefix}...`,
-            row.created_at.slice(0, 16).replace('T', ' '),
-            row.last_used_at ? row.last_used_at.slice(0, 16).replace('T', ' ') : 'never',
-            row.revoked_at ? `revoked ${row.revoked_at.slice(0, 10)}` : 'live',
+            `${row.displayPrefix}...`,
+            row.createdAt.slice(0, 16).replace('T', ' '),
+            row.lastUsedAt ? row.lastUsedAt.slice(0, 16).replace('T', ' ') : 'never',
+            row.revokedAt ? `revoked ${row.revokedAt.slice(0, 10)}` : 'live',
           ]),
         ),
       );
@@ -65,8 +65,8 @@ export function registerOperatorTokensCommands(program: Command): void {
       if ((options.token === undefined) === (options.id === undefined)) throw new CliError('Give exactly one of --token or --id.', 2);
       if (options.id !== undefined) {
         const id = options.id.trim();
-        await withDatabase(async ({ repos }) => {
-          if (!(await repos.operatorTokens.revokeById(id))) throw new CliError(`No live operator token has the id ${id}: it is unknown or already revoked.`);
+        await withDatabase(async ({ services }) => {
+          if (!(await services.operatorTokens.revokeById(id))) throw new CliError(`No live operator token has the id ${id}: it is unknown or already revoked.`);
         });
         process.stdout.write('operator token revoked\n');
         return;
@@ -74,8 +74,8 @@ export function registerOperatorTokensCommands(program: Command): void {
       const token = (options.token === '-' ? await text(process.stdin) : options.token!).trim();
       // The value is never echoed: a mistyped token is still mostly a secret.
       if (!looksLikeOperatorToken(token)) throw new CliError('That is not a vinhistory operator token (expected vh_op_ followed by 32 letters and digits).', 2);
-      await withDatabase(async ({ repos }) => {
-        if (!(await repos.operatorTokens.revokeByToken(token))) throw new CliError('No live operator token matches: it is unknown or already revoked.');
+      await withDatabase(async ({ services }) => {
+        if (!(await services.operatorTokens.revokeBySecret(token))) throw new CliError('No live operator token matches: it is unknown or already revoked.');
       });
       process.stdout.write('operator token revoked\n');
     });

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { PlanRow } from '../../storage/schema.ts';
+import { formatCents } from '../../billing/pricing.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
 import { parseName, parseNonNegativeInteger, parsePlanCode, parsePositiveInteger } from '../options.ts';
-import { formatCents, formatTable } from '../table.ts';
+import { formatTable } from '../table.ts';
 
 interface CreatePlanOptions {
   code: string;
@@ -27,26 +27,20 @@ export function registerPlansCommands(program: Command): void {
     .requiredOption('--price-cents <n>', 'monthly price in US cents (5000 = $50.00)', parseNonNegativeInteger)
     .option('--annual-price-cents <n>', 'annual price in US cents (default: 12 x the monthly price)', parseNonNegativeInteger)
     .action(async (options: CreatePlanOptions) => {
-      await withDatabase(async ({ db, repos }) => {
-        if (await repos.plans.findByCode(options.code)) throw new CliError(`A plan with code "${options.code}" already exists.`);
-        let plan: PlanRow;
-        try {
-          plan = await repos.plans.create({
-            code: options.code,
-            name: options.name,
-            monthlyQuota: options.quota,
-            ratePerSecond: options.rate,
-            monthlyPriceCents: options.priceCents,
-            ...(options.annualPriceCents !== undefined ? { annualPriceCents: options.annualPriceCents } : {}),
-          });
-        } catch (error) {
-          // Another process created the same code between the check and the insert.
-          if (db.isUniqueViolation(error)) throw new CliError(`A plan with code "${options.code}" already exists.`);
-          throw error;
-        }
+      await withDatabase(async ({ services }) => {
+        const outcome = await services.plans.create({
+          code: options.code,
+          name: options.name,
+          monthlyQuota: options.quota,
+          ratePerSecond: options.rate,
+          monthlyPriceCents: options.priceCents,
+          ...(options.annualPriceCents !== undefined ? { annualPriceCents: options.annualPriceCents } : {}),
+        });
+        if (outcome.kind === 'code-taken') throw new CliError(`A plan with code "${options.code}" already exists.`);
+        const { plan } = outcome;
         process.stdout.write(
-          `created plan ${plan.code} (${plan.name}): ${plan.monthly_quota} searches/month, ${plan.rate_per_second}/second, ` +
-            `${formatCents(plan.monthly_price_cents)}/month or ${formatCents(plan.annual_price_cents)}/year\n`,
+          `created plan ${plan.code} (${plan.name}): ${plan.monthlyQuota} searches/month, ${plan.ratePerSecond}/second, ` +
+            `${formatCents(plan.monthlyPriceCents)}/month or ${formatCents(plan.annualPriceCents)}/year\n`,
         );
       });
     });
@@ -55,15 +49,15 @@ export function registerPlansCommands(program: Command): void {
     .command('list')
     .description('show every plan: the public price list first, then custom plans')
     .action(async () => {
-      await withDatabase(async ({ repos }) => {
-        const rows = (await repos.plans.list()).map((plan) => [
+      await withDatabase(async ({ services }) => {
+        const rows = (await services.plans.list()).map((plan) => [
           plan.code,
           plan.name,
-          String(plan.monthly_quota),
-          String(plan.rate_per_second),
-          formatCents(plan.monthly_price_cents),
-          formatCents(plan.annual_price_cents),
-          plan.is_public ? (plan.is_favourite ? 'public, favourite' : 'public') : 'custom',
+          String(plan.monthlyQuota),
+          String(plan.ratePerSecond),
+          formatCents(plan.monthlyPriceCents),
+          formatCents(plan.annualPriceCents),
+          plan.isPublic ? (plan.isFavourite ? 'public, favourite' : 'public') : 'custom',
         ]);
         process.stdout.write(
           formatTable(

@@ -62,7 +62,7 @@ export function registerSeedCommand(program: Command): void {
       const summary = emptySummary();
       let interrupted = false;
       try {
-        await withDatabase(async ({ db, repos }) => {
+        await withDatabase(async ({ db, services: { repos } }) => {
           await tuneForBulkLoad(db);
           const progress = startProgress(
             // Rows stand in for bytes: the total is known from the start.

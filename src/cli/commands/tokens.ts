@@ -19,13 +19,13 @@ export function registerTokensCommands(program: Command): void {
     .requiredOption('--email <email>', 'email of the account', parseEmail)
     .option('--name <name>', 'a label to tell tokens apart', parseName, 'default')
     .action(async (options: CreateTokenOptions) => {
-      await withDatabase(async ({ repos }) => {
-        const account = await repos.accounts.findByEmail(options.email);
+      await withDatabase(async ({ services }) => {
+        const account = await services.accounts.findByEmail(options.email);
         if (!account) throw new CliError(`No account with email ${options.email}.`);
-        const { token } = await repos.tokens.create(account.id, options.name);
+        const { secret } = await services.apiTokens.issue(account.id, options.name);
         // stdout carries the token and nothing else, so that a script can capture it whole.
-        process.stdout.write(`${token}\n`);
-        if (!(await repos.subscriptions.findActive(account.id))) {
+        process.stdout.write(`${secret}\n`);
+        if (!(await services.payments.billing.inForce(account.id))) {
           process.stderr.write(`warning: ${options.email} has no subscription in force; searches with this token will answer 402.\n`);
         }
       });
@@ -39,8 +39,8 @@ export function registerTokensCommands(program: Command): void {
       const token = (options.token === '-' ? await text(process.stdin) : options.token).trim();
       // The value is never echoed: a mistyped token is still mostly a secret.
       if (!looksLikeApiToken(token)) throw new CliError('That is not a vinhistory API token (expected vh_live_ followed by 32 letters and digits).', 2);
-      await withDatabase(async ({ repos }) => {
-        if (!(await repos.tokens.revokeByToken(token))) throw new CliError('No live token matches: it is unknown or already revoked.');
+      await withDatabase(async ({ services }) => {
+        if (!(await services.apiTokens.revokeBySecret(token))) throw new CliError('No live token matches: it is unknown or already revoked.');
         process.stdout.write('token revoked\n');
       });
     });

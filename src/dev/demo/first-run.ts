@@ -4,8 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.ts';
 import { importLots, SourceReadError, type ImportSummary } from '../../ingest/import-lots.ts';
 import { readNdjsonRecords } from '../../ingest/formats/ndjson-records.ts';
-import type { AccountRow } from '../../storage/schema.ts';
-import type { Repositories } from '../../storage/repositories/index.ts';
+import type { Container } from '../../container.ts';
 
 export const DEMO_EMAIL = 'demo@vinhistory.local';
 export const DEMO_PLAN = 'standard';
@@ -17,7 +16,7 @@ export const DEMO_LOTS_FILE = fileURLToPath(new URL('../../../demo/lots.ndjson',
 
 export interface FirstRunOptions {
   config: Config;
-  repos: Repositories;
+  services: Container;
   log: FastifyBaseLogger;
   /** Where the banner goes; the process's stdout unless a test captures it. */
   out?: { write(text: string): unknown };
@@ -36,16 +35,16 @@ export interface DemoSetup {
  * An instance that holds any lot, and every production instance, is left alone.
  */
 export async function ensureDemoData(options: FirstRunOptions): Promise<DemoSetup | null> {
-  const { config, repos, log } = options;
+  const { config, services, log } = options;
   if (config.isProduction) return null;
-  if ((await repos.lots.count()) > 0) return null;
+  if ((await services.repos.lots.count()) > 0) return null;
 
   const file = options.demoFile ?? DEMO_LOTS_FILE;
   const input = createReadStream(file);
   let summary: ImportSummary;
   try {
     summary = await importLots(readNdjsonRecords(input), {
-      lots: repos.lots,
+      lots: services.repos.lots,
       onRejected: ({ line, reason }) => log.warn({ file, line, reason }, 'demo data: line skipped'),
     });
   } catch (error) {
@@ -57,28 +56,13 @@ export async function ensureDemoData(options: FirstRunOptions): Promise<DemoSetu
     input.destroy();
   }
 
-  const account = await demoAccount(repos);
-  if (!(await repos.subscriptions.findActive(account.id))) {
-    await repos.subscriptions.create({ accountId: account.id, planCode: DEMO_PLAN, billing: 'monthly', startedAt: new Date() });
-  }
-  const { token } = await repos.tokens.create(account.id, 'demo');
+  const account = await services.accounts.findOrCreate(DEMO_EMAIL);
+  await services.payments.billing.ensureArranged(account, DEMO_PLAN, 'monthly');
+  const { secret: token } = await services.apiTokens.issue(account.id, 'demo');
   // The log line says what happened; the token itself goes only to the terminal, never to a log.
   log.info({ lots: summary.inserted + summary.updated + summary.unchanged, account: account.id }, 'first run: demo data loaded');
   (options.out ?? process.stdout).write(banner({ config, summary, token }));
   return { summary, email: DEMO_EMAIL, token };
-}
-
-async function demoAccount(repos: Repositories): Promise<AccountRow> {
-  const existing = await repos.accounts.findByEmail(DEMO_EMAIL);
-  if (existing) return existing;
-  try {
-    return await repos.accounts.create(DEMO_EMAIL);
-  } catch (error) {
-    // Two instances starting at once on one PostgreSQL database: the other one made it first.
-    const made = await repos.accounts.findByEmail(DEMO_EMAIL);
-    if (made) return made;
-    throw error;
-  }
 }
 
 function banner({ config, summary, token }: { config: Config; summary: ImportSummary; token: string }): string {

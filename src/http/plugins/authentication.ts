@@ -1,8 +1,9 @@
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tokenFromAuthorization } from '../../domain/api-token.ts';
-import { ApiError, UNAUTHENTICATED_MESSAGE } from '../../errors.ts';
+import { ApiError } from '../../errors.ts';
 import type { ActivePrincipal } from '../../domain/principal.ts';
+import { bearerChallenge } from './bearer-challenge.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-const CHALLENGE = 'Bearer realm="vinhistory"';
+const REALM = 'vinhistory';
 
 /**
  * Authentication runs as an onRequest hook, before the body is read or validated, because the
@@ -27,17 +28,9 @@ export default fp(
     app.decorate('authenticateCustomer', async (request: FastifyRequest) => {
       const header = request.headers.authorization;
       const token = tokenFromAuthorization(header);
-      if (token === null) {
-        throw new ApiError('UNAUTHENTICATED', UNAUTHENTICATED_MESSAGE, {
-          headers: { 'www-authenticate': header ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE },
-        });
-      }
-      const principal = await app.services.repos.tokens.authenticate(token);
-      if (principal === null) {
-        throw new ApiError('UNAUTHENTICATED', UNAUTHENTICATED_MESSAGE, {
-          headers: { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` },
-        });
-      }
+      if (token === null) throw bearerChallenge(REALM, Boolean(header));
+      const principal = await app.services.apiTokens.authenticate(token);
+      if (principal === null) throw bearerChallenge(REALM, true);
       if (principal.subscription === null) {
         throw new ApiError(
           'SUBSCRIPTION_REQUIRED',

@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { operatorTokenFromAuthorization } from '../../domain/operator-token.ts';
-import { ApiError, UNAUTHENTICATED_MESSAGE } from '../../errors.ts';
 import type { OperatorPrincipal } from '../../domain/principal.ts';
+import { bearerChallenge } from './bearer-challenge.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,7 +15,7 @@ declare module 'fastify' {
   }
 }
 
-const CHALLENGE = 'Bearer realm="vinhistory-admin"';
+const REALM = 'vinhistory-admin';
 
 /**
  * Authentication of the admin API, as an onRequest hook: it runs before the body is read, so an
@@ -29,12 +29,8 @@ export default fp(
     app.decorate('authenticateOperator', async (request: FastifyRequest) => {
       const header = request.headers.authorization;
       const token = operatorTokenFromAuthorization(header);
-      const operator = token === null ? null : await app.services.repos.operatorTokens.authenticate(token);
-      if (operator === null) {
-        throw new ApiError('UNAUTHENTICATED', UNAUTHENTICATED_MESSAGE, {
-          headers: { 'www-authenticate': header ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE },
-        });
-      }
+      const operator = token === null ? null : await app.services.operatorTokens.authenticate(token);
+      if (operator === null) throw bearerChallenge(REALM, Boolean(header));
       request.operator = operator;
     });
   },

@@ -1,37 +1,55 @@
 import type { Db } from '../database.ts';
 import type { AccountRow, SubscriptionRow } from '../schema.ts';
+import { normaliseEmail, type Account } from '../../domain/account.ts';
 import { newId } from '../../domain/ids.ts';
+import type { BillingCycle } from '../../domain/principal.ts';
+import type { Subscription } from '../../domain/subscription.ts';
 
-export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
+function toAccount(row: AccountRow): Account {
+  return { id: row.id, email: row.email, createdAt: row.created_at };
+}
+
+function toSubscription(row: SubscriptionRow): Subscription {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    planCode: row.plan_code,
+    billing: row.billing,
+    status: row.status,
+    startedAt: row.started_at,
+    endsAt: row.ends_at,
+    createdAt: row.created_at,
+  };
 }
 
 export class AccountsRepository {
   constructor(private readonly db: Db) {}
 
-  async create(email: string, now = new Date()): Promise<AccountRow> {
+  async create(email: string, now = new Date()): Promise<Account> {
     const row: AccountRow = { id: newId('acct'), email: normaliseEmail(email), created_at: now.toISOString() };
     await this.db.kysely.insertInto('accounts').values(row).execute();
-    return row;
+    return toAccount(row);
   }
 
-  async findByEmail(email: string): Promise<AccountRow | undefined> {
-    return this.db.kysely
+  async findByEmail(email: string): Promise<Account | undefined> {
+    const row = await this.db.kysely
       .selectFrom('accounts')
       .selectAll()
       .where('email', '=', normaliseEmail(email))
       .executeTakeFirst();
+    return row && toAccount(row);
   }
 
-  async findById(id: string): Promise<AccountRow | undefined> {
-    return this.db.kysely.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  async findById(id: string): Promise<Account | undefined> {
+    const row = await this.db.kysely.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toAccount(row);
   }
 }
 
 export interface NewSubscription {
   accountId: string;
   planCode: string;
-  billing: SubscriptionRow['billing'];
+  billing: BillingCycle;
   startedAt: Date;
   endsAt?: Date | null;
 }
@@ -39,7 +57,7 @@ export interface NewSubscription {
 export class SubscriptionsRepository {
   constructor(private readonly db: Db) {}
 
-  async create(input: NewSubscription, now = new Date()): Promise<SubscriptionRow> {
+  async create(input: NewSubscription, now = new Date()): Promise<Subscription> {
     const row: SubscriptionRow = {
       id: newId('sub'),
       account_id: input.accountId,
@@ -51,13 +69,13 @@ export class SubscriptionsRepository {
       created_at: now.toISOString(),
     };
     await this.db.kysely.insertInto('subscriptions').values(row).execute();
-    return row;
+    return toSubscription(row);
   }
 
   /** The subscription in force at `now`: active, started, not ended; the latest if several. */
-  async findActive(accountId: string, now = new Date()): Promise<SubscriptionRow | undefined> {
+  async findActive(accountId: string, now = new Date()): Promise<Subscription | undefined> {
     const at = now.toISOString();
-    return this.db.kysely
+    const row = await this.db.kysely
       .selectFrom('subscriptions')
       .selectAll()
       .where('account_id', '=', accountId)
@@ -66,6 +84,7 @@ export class SubscriptionsRepository {
       .where((eb) => eb.or([eb('ends_at', 'is', null), eb('ends_at', '>', at)]))
       .orderBy('started_at', 'desc')
       .executeTakeFirst();
+    return row && toSubscription(row);
   }
 
   /**
@@ -84,26 +103,28 @@ export class SubscriptionsRepository {
     return Number(result.numUpdatedRows);
   }
 
-  async findById(id: string): Promise<SubscriptionRow | undefined> {
-    return this.db.kysely.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+  async findById(id: string): Promise<Subscription | undefined> {
+    const row = await this.db.kysely.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toSubscription(row);
   }
 
   /** The account's most recent subscription, in force or not: to tell "never subscribed" from "ended". */
-  async findLatest(accountId: string): Promise<SubscriptionRow | undefined> {
-    return this.db.kysely
+  async findLatest(accountId: string): Promise<Subscription | undefined> {
+    const row = await this.db.kysely
       .selectFrom('subscriptions')
       .selectAll()
       .where('account_id', '=', accountId)
       .orderBy('started_at', 'desc')
       .orderBy('created_at', 'desc')
       .executeTakeFirst();
+    return row && toSubscription(row);
   }
 
   /**
    * Moves a subscription to another plan or billing period. started_at (the billing-period anchor)
    * is kept, so the current period and its count carry over and the new quota applies to it.
    */
-  async changePlan(id: string, planCode: string, billing?: SubscriptionRow['billing']): Promise<void> {
+  async changePlan(id: string, planCode: string, billing?: BillingCycle): Promise<void> {
     await this.db.kysely
       .updateTable('subscriptions')
       .set(billing ? { plan_code: planCode, billing } : { plan_code: planCode })

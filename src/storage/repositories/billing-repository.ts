@@ -1,5 +1,18 @@
 import type { Db } from '../database.ts';
 import type { SubscriptionBillingRow } from '../schema.ts';
+import type { BillingProvider, SubscriptionBilling } from '../../domain/subscription.ts';
+
+function toSubscriptionBilling(row: SubscriptionBillingRow): SubscriptionBilling {
+  return {
+    subscriptionId: row.subscription_id,
+    provider: row.provider,
+    externalId: row.external_id,
+    cancelAtPeriodEnd: row.cancel_at_period_end === 1,
+    scheduledPlanCode: row.scheduled_plan_code,
+    paidThrough: row.paid_through,
+    updatedAt: row.updated_at,
+  };
+}
 
 /**
  * What the payment side knows about subscriptions: which provider bills each one (and its id
@@ -9,18 +22,20 @@ import type { SubscriptionBillingRow } from '../schema.ts';
 export class BillingRepository {
   constructor(private readonly db: Db) {}
 
-  async find(subscriptionId: string): Promise<SubscriptionBillingRow | undefined> {
-    return this.db.kysely.selectFrom('subscription_billing').selectAll().where('subscription_id', '=', subscriptionId).executeTakeFirst();
+  async find(subscriptionId: string): Promise<SubscriptionBilling | undefined> {
+    const row = await this.db.kysely.selectFrom('subscription_billing').selectAll().where('subscription_id', '=', subscriptionId).executeTakeFirst();
+    return row && toSubscriptionBilling(row);
   }
 
-  async findByExternalId(externalId: string): Promise<SubscriptionBillingRow | undefined> {
-    return this.db.kysely.selectFrom('subscription_billing').selectAll().where('external_id', '=', externalId).executeTakeFirst();
+  async findByExternalId(externalId: string): Promise<SubscriptionBilling | undefined> {
+    const row = await this.db.kysely.selectFrom('subscription_billing').selectAll().where('external_id', '=', externalId).executeTakeFirst();
+    return row && toSubscriptionBilling(row);
   }
 
   async create(
-    input: { subscriptionId: string; provider: SubscriptionBillingRow['provider']; externalId?: string | null; paidThrough?: Date | null },
+    input: { subscriptionId: string; provider: BillingProvider; externalId?: string | null; paidThrough?: Date | null },
     now = new Date(),
-  ): Promise<SubscriptionBillingRow> {
+  ): Promise<SubscriptionBilling> {
     const row: SubscriptionBillingRow = {
       subscription_id: input.subscriptionId,
       provider: input.provider,
@@ -31,11 +46,11 @@ export class BillingRepository {
       updated_at: now.toISOString(),
     };
     await this.db.kysely.insertInto('subscription_billing').values(row).execute();
-    return row;
+    return toSubscriptionBilling(row);
   }
 
   /** The row for a subscription, made as `provider` when there is none (operator subscriptions). */
-  async ensure(subscriptionId: string, provider: SubscriptionBillingRow['provider'], now = new Date()): Promise<SubscriptionBillingRow> {
+  async ensure(subscriptionId: string, provider: BillingProvider, now = new Date()): Promise<SubscriptionBilling> {
     await this.db.kysely
       .insertInto('subscription_billing')
       .values({

@@ -1,7 +1,30 @@
-import type { Insertable } from 'kysely';
 import type { Db } from '../database.ts';
-import type { InvoiceRow, InvoicesTable } from '../schema.ts';
+import type { InvoiceRow } from '../schema.ts';
 import { newId, randomChars } from '../../domain/ids.ts';
+import { normaliseEmail } from '../../domain/account.ts';
+import type { Invoice, InvoiceKind, InvoiceStatus } from '../../domain/invoice.ts';
+
+function toInvoice(row: InvoiceRow): Invoice {
+  return {
+    id: row.id,
+    reference: row.reference,
+    accountId: row.account_id,
+    provider: row.provider,
+    kind: row.kind,
+    planCode: row.plan_code,
+    billing: row.billing,
+    amountCents: row.amount_cents,
+    currency: row.currency,
+    description: row.description,
+    subscriptionId: row.subscription_id,
+    status: row.status,
+    externalId: row.external_id,
+    hostedUrl: row.hosted_url,
+    createdAt: row.created_at,
+    paidAt: row.paid_at,
+    voidedAt: row.voided_at,
+  };
+}
 
 // Crockford's base 32 without I, L, O and U: a reference read out or typed from a bank statement
 // cannot mix up 1/I/L or 0/O.
@@ -17,75 +40,76 @@ export function newInvoiceReference(): string {
   return `VH-${code.slice(0, 4)}-${code.slice(4)}`;
 }
 
-export type NewInvoice = Omit<Insertable<InvoicesTable>, 'id' | 'reference' | 'created_at' | 'status' | 'paid_at' | 'voided_at'> & {
-  reference?: string;
-  status?: InvoiceRow['status'];
-  paid_at?: string | null;
-};
+export type NewInvoice = Pick<Invoice, 'accountId' | 'provider' | 'kind' | 'planCode' | 'billing' | 'amountCents' | 'currency' | 'description'> &
+  Partial<Pick<Invoice, 'reference' | 'status' | 'subscriptionId' | 'externalId' | 'hostedUrl' | 'paidAt'>>;
 
 export interface InvoiceListFilter {
   email?: string;
-  status?: InvoiceRow['status'];
+  status?: InvoiceStatus;
   limit?: number;
 }
 
 export class InvoicesRepository {
   constructor(private readonly db: Db) {}
 
-  async create(input: NewInvoice, now = new Date()): Promise<InvoiceRow> {
+  async create(input: NewInvoice, now = new Date()): Promise<Invoice> {
     const row: InvoiceRow = {
       id: newInvoiceId(),
       reference: input.reference ?? newInvoiceReference(),
-      account_id: input.account_id,
+      account_id: input.accountId,
       provider: input.provider,
       kind: input.kind,
-      plan_code: input.plan_code,
+      plan_code: input.planCode,
       billing: input.billing,
-      amount_cents: input.amount_cents,
+      amount_cents: input.amountCents,
       currency: input.currency,
       description: input.description,
-      subscription_id: input.subscription_id ?? null,
+      subscription_id: input.subscriptionId ?? null,
       status: input.status ?? 'open',
-      external_id: input.external_id ?? null,
-      hosted_url: input.hosted_url ?? null,
+      external_id: input.externalId ?? null,
+      hosted_url: input.hostedUrl ?? null,
       created_at: now.toISOString(),
-      paid_at: input.paid_at ?? null,
+      paid_at: input.paidAt ?? null,
       voided_at: null,
     };
     await this.db.kysely.insertInto('invoices').values(row).execute();
-    return row;
+    return toInvoice(row);
   }
 
-  async findById(id: string): Promise<InvoiceRow | undefined> {
-    return this.db.kysely.selectFrom('invoices').selectAll().where('id', '=', id).executeTakeFirst();
+  async findById(id: string): Promise<Invoice | undefined> {
+    const row = await this.db.kysely.selectFrom('invoices').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toInvoice(row);
   }
 
   /** By id (`inv_...`) or by the reference on the bank statement (`VH-...`, any case). */
-  async findByIdOrReference(value: string): Promise<InvoiceRow | undefined> {
+  async findByIdOrReference(value: string): Promise<Invoice | undefined> {
     const key = value.trim();
-    return this.db.kysely
+    const row = await this.db.kysely
       .selectFrom('invoices')
       .selectAll()
       .where((eb) => eb.or([eb('id', '=', key), eb('reference', '=', key.toUpperCase())]))
       .executeTakeFirst();
+    return row && toInvoice(row);
   }
 
-  async findByExternalId(externalId: string): Promise<InvoiceRow | undefined> {
-    return this.db.kysely.selectFrom('invoices').selectAll().where('external_id', '=', externalId).executeTakeFirst();
+  async findByExternalId(externalId: string): Promise<Invoice | undefined> {
+    const row = await this.db.kysely.selectFrom('invoices').selectAll().where('external_id', '=', externalId).executeTakeFirst();
+    return row && toInvoice(row);
   }
 
   /** One invoice of one account: an id alone never shows another customer's invoice. */
-  async findForAccount(accountId: string, id: string): Promise<InvoiceRow | undefined> {
-    return this.db.kysely
+  async findForAccount(accountId: string, id: string): Promise<Invoice | undefined> {
+    const row = await this.db.kysely
       .selectFrom('invoices')
       .selectAll()
       .where('id', '=', id)
       .where('account_id', '=', accountId)
       .executeTakeFirst();
+    return row && toInvoice(row);
   }
 
-  async listForAccount(accountId: string, limit = 50): Promise<InvoiceRow[]> {
-    return this.db.kysely
+  async listForAccount(accountId: string, limit = 50): Promise<Invoice[]> {
+    const rows = await this.db.kysely
       .selectFrom('invoices')
       .selectAll()
       .where('account_id', '=', accountId)
@@ -93,22 +117,24 @@ export class InvoicesRepository {
       .orderBy('id', 'desc')
       .limit(limit)
       .execute();
+    return rows.map(toInvoice);
   }
 
   /** For the operator: newest first, with the customer's email. */
-  async list(filter: InvoiceListFilter = {}): Promise<(InvoiceRow & { email: string })[]> {
+  async list(filter: InvoiceListFilter = {}): Promise<(Invoice & { email: string })[]> {
     let query = this.db.kysely
       .selectFrom('invoices as i')
       .innerJoin('accounts as a', 'a.id', 'i.account_id')
       .selectAll('i')
       .select('a.email');
-    if (filter.email !== undefined) query = query.where('a.email', '=', filter.email.trim().toLowerCase());
+    if (filter.email !== undefined) query = query.where('a.email', '=', normaliseEmail(filter.email));
     if (filter.status !== undefined) query = query.where('i.status', '=', filter.status);
-    return query.orderBy('i.created_at', 'desc').orderBy('i.id', 'desc').limit(filter.limit ?? 500).execute();
+    const rows = await query.orderBy('i.created_at', 'desc').orderBy('i.id', 'desc').limit(filter.limit ?? 500).execute();
+    return rows.map((row) => ({ ...toInvoice(row), email: row.email }));
   }
 
   /** Open invoices of a kind for a subscription (to avoid issuing a second renewal invoice). */
-  async findOpen(accountId: string, kind: InvoiceRow['kind'], subscriptionId: string | null): Promise<InvoiceRow | undefined> {
+  async findOpen(accountId: string, kind: InvoiceKind, subscriptionId: string | null): Promise<Invoice | undefined> {
     let query = this.db.kysely
       .selectFrom('invoices')
       .selectAll()
@@ -116,7 +142,8 @@ export class InvoicesRepository {
       .where('kind', '=', kind)
       .where('status', '=', 'open');
     query = subscriptionId === null ? query.where('subscription_id', 'is', null) : query.where('subscription_id', '=', subscriptionId);
-    return query.orderBy('created_at', 'desc').executeTakeFirst();
+    const row = await query.orderBy('created_at', 'desc').executeTakeFirst();
+    return row && toInvoice(row);
   }
 
   /** open -> paid, once: false when it was not open (already paid, void, or paid by a racing call). */

@@ -1,7 +1,18 @@
 import type { Db } from '../database.ts';
 import type { OperatorTokenRow } from '../schema.ts';
 import type { OperatorPrincipal } from '../../domain/principal.ts';
-import { generateOperatorToken, hashOperatorToken, newOperatorTokenId } from '../../domain/operator-token.ts';
+import { generateOperatorToken, hashOperatorToken, newOperatorTokenId, type OperatorToken } from '../../domain/operator-token.ts';
+
+function toOperatorToken(row: OperatorTokenRow): OperatorToken {
+  return {
+    id: row.id,
+    name: row.name,
+    displayPrefix: row.display_prefix,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}
 
 
 /** Tokens of the admin API (0004-operator-tokens). */
@@ -9,7 +20,7 @@ export class OperatorTokensRepository {
   constructor(private readonly db: Db) {}
 
   /** Creates a token and returns its secret, which is not stored and cannot be shown again. */
-  async create(name: string, now = new Date()): Promise<{ row: OperatorTokenRow; token: string }> {
+  async create(name: string, now = new Date()): Promise<{ row: OperatorToken; token: string }> {
     const secret = generateOperatorToken();
     const row: OperatorTokenRow = {
       id: newOperatorTokenId(),
@@ -21,12 +32,13 @@ export class OperatorTokensRepository {
       revoked_at: null,
     };
     await this.db.kysely.insertInto('operator_tokens').values(row).execute();
-    return { row, token: secret.token };
+    return { row: toOperatorToken(row), token: secret.token };
   }
 
   /** Newest first, revoked ones included (with revoked_at set). */
-  async list(): Promise<OperatorTokenRow[]> {
-    return this.db.kysely.selectFrom('operator_tokens').selectAll().orderBy('created_at', 'desc').orderBy('id').execute();
+  async list(): Promise<OperatorToken[]> {
+    const rows = await this.db.kysely.selectFrom('operator_tokens').selectAll().orderBy('created_at', 'desc').orderBy('id').execute();
+    return rows.map(toOperatorToken);
   }
 
   /** Revokes by the secret itself. False when no live token has that value. */

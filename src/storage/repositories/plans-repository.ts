@@ -1,20 +1,26 @@
 import type { Db } from '../database.ts';
 import type { PlanRow } from '../schema.ts';
+import type { NewPlan, Plan } from '../../domain/plan.ts';
 
-export interface NewPlan {
-  code: string;
-  name: string;
-  monthlyQuota: number;
-  ratePerSecond: number;
-  monthlyPriceCents: number;
-  /** Defaults to 12 x the monthly price (no discount), the rule for custom plans. */
-  annualPriceCents?: number;
+function toPlan(row: PlanRow): Plan {
+  return {
+    code: row.code,
+    name: row.name,
+    monthlyQuota: row.monthly_quota,
+    ratePerSecond: row.rate_per_second,
+    monthlyPriceCents: row.monthly_price_cents,
+    annualPriceCents: row.annual_price_cents,
+    isPublic: row.is_public === 1,
+    isFavourite: row.is_favourite === 1,
+    createdAt: row.created_at,
+  };
 }
+
 
 export class PlansRepository {
   constructor(private readonly db: Db) {}
 
-  async create(plan: NewPlan, now = new Date()): Promise<PlanRow> {
+  async create(plan: NewPlan, now = new Date()): Promise<Plan> {
     const row: PlanRow = {
       code: plan.code,
       name: plan.name,
@@ -27,21 +33,23 @@ export class PlansRepository {
       created_at: now.toISOString(),
     };
     await this.db.kysely.insertInto('plans').values(row).execute();
-    return row;
+    return toPlan(row);
   }
 
-  async findByCode(code: string): Promise<PlanRow | undefined> {
-    return this.db.kysely.selectFrom('plans').selectAll().where('code', '=', code).executeTakeFirst();
+  async findByCode(code: string): Promise<Plan | undefined> {
+    const row = await this.db.kysely.selectFrom('plans').selectAll().where('code', '=', code).executeTakeFirst();
+    return row && toPlan(row);
   }
 
   /** Public plans first, by price; then custom plans, by price. */
-  async list(): Promise<PlanRow[]> {
-    return this.db.kysely
+  async list(): Promise<Plan[]> {
+    const rows = await this.db.kysely
       .selectFrom('plans')
       .selectAll()
       .orderBy('is_public', 'desc')
       .orderBy('monthly_price_cents')
       .orderBy('code')
       .execute();
+    return rows.map(toPlan);
   }
 }

@@ -1,9 +1,22 @@
 import type { Db } from '../database.ts';
 import type { ApiTokenRow } from '../schema.ts';
-import { generateApiToken, hashApiToken } from '../../domain/api-token.ts';
+import { generateApiToken, hashApiToken, type ApiToken } from '../../domain/api-token.ts';
 import { newId } from '../../domain/ids.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import type { TokenPrincipal } from '../../domain/principal.ts';
+
+function toApiToken(row: ApiTokenRow): ApiToken {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    displayPrefix: row.display_prefix,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+    expiresAt: row.expires_at,
+  };
+}
 
 export class TokensRepository {
   /** Built once: on every search, building the query would cost more than running it. */
@@ -44,7 +57,7 @@ export class TokensRepository {
   }
 
   /** Creates a token and returns its secret, which is not stored and cannot be shown again. */
-  async create(accountId: string, name: string, now = new Date()): Promise<{ row: ApiTokenRow; token: string }> {
+  async create(accountId: string, name: string, now = new Date()): Promise<{ row: ApiToken; token: string }> {
     const secret = generateApiToken();
     const row: ApiTokenRow = {
       id: newId('tok'),
@@ -58,7 +71,7 @@ export class TokensRepository {
       expires_at: null,
     };
     await this.db.kysely.insertInto('api_tokens').values(row).execute();
-    return { row, token: secret.token };
+    return { row: toApiToken(row), token: secret.token };
   }
 
   /** Revokes by the secret itself. Returns false when no live token has that value. */
@@ -72,13 +85,14 @@ export class TokensRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  async listForAccount(accountId: string): Promise<ApiTokenRow[]> {
-    return this.db.kysely
+  async listForAccount(accountId: string): Promise<ApiToken[]> {
+    const rows = await this.db.kysely
       .selectFrom('api_tokens')
       .selectAll()
       .where('account_id', '=', accountId)
       .orderBy('created_at', 'desc')
       .execute();
+    return rows.map(toApiToken);
   }
 
   /**
@@ -114,16 +128,6 @@ export class TokensRepository {
     await this.db.kysely.updateTable('api_tokens').set({ last_used_at: now.toISOString() }).where('id', '=', tokenId).execute();
   }
 
-  /** One token of one account: a token id alone never reaches another customer's token. */
-  async findForAccount(accountId: string, tokenId: string): Promise<ApiTokenRow | undefined> {
-    return this.db.kysely
-      .selectFrom('api_tokens')
-      .selectAll()
-      .where('id', '=', tokenId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-  }
-
   /** Revokes one of the account's tokens at once. False when it is not the account's, or already revoked. */
   async revokeForAccount(accountId: string, tokenId: string, now = new Date()): Promise<boolean> {
     const result = await this.db.kysely
@@ -147,7 +151,7 @@ export class TokensRepository {
     tokenId: string,
     graceEndsAt: Date,
     now = new Date(),
-  ): Promise<{ row: ApiTokenRow; token: string; previous: ApiTokenRow } | null> {
+  ): Promise<{ row: ApiToken; token: string; previous: ApiToken } | null> {
     const at = now.toISOString();
     const expiresAt = graceEndsAt.toISOString();
     return this.db.kysely.transaction().execute(async (trx) => {
@@ -174,7 +178,7 @@ export class TokensRepository {
         expires_at: null,
       };
       await trx.insertInto('api_tokens').values(row).execute();
-      return { row, token: secret.token, previous };
+      return { row: toApiToken(row), token: secret.token, previous: toApiToken(previous) };
     });
   }
 }

@@ -1,21 +1,16 @@
 import type { Db } from '../database.ts';
-import type { WebSessionRow } from '../schema.ts';
-
-export interface LiveSession {
-  idHash: string;
-  accountId: string;
-  email: string;
-  createdAt: string;
-  lastSeenAt: string;
-  expiresAt: string;
-}
+import type { LiveSession } from '../../domain/web-session.ts';
 
 /** Browser sessions of the personal account. Only the SHA-256 of a session id is ever stored. */
 export class WebSessionsRepository {
   constructor(private readonly db: Db) {}
 
-  async create(row: WebSessionRow): Promise<void> {
-    await this.db.kysely.insertInto('web_sessions').values(row).execute();
+  async create(session: { idHash: string; accountId: string; expiresAt: Date }, now = new Date()): Promise<void> {
+    const at = now.toISOString();
+    await this.db.kysely
+      .insertInto('web_sessions')
+      .values({ id_hash: session.idHash, account_id: session.accountId, created_at: at, last_seen_at: at, expires_at: session.expiresAt.toISOString() })
+      .execute();
   }
 
   /** The session with this id hash, with its account, if it has not expired. */

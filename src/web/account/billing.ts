@@ -1,13 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { InvoiceRow } from '../../storage/schema.ts';
-import { BANK_DETAILS_SETTING } from '../../billing/manual-provider.ts';
+import type { Invoice, InvoiceKind, InvoiceStatus } from '../../domain/invoice.ts';
 import { PaymentError } from '../../billing/payment-provider.ts';
 import { comparePlans, formatCents } from '../../billing/pricing.ts';
 import { formatDate, formatDateTime } from '../format.ts';
 import { parseBilling, planCard } from '../site/present.ts';
-import { accountOf } from './index.ts';
+import { accountOf } from './current-account.ts';
 import { planSummary } from './present-account.ts';
 
 const Form = Type.Record(Type.String(), Type.Unknown());
@@ -24,23 +23,23 @@ const NOTICES: Record<string, string> = {
   'checkout-cancelled': 'The checkout was cancelled; nothing was charged.',
 };
 
-const KIND_LABEL: Record<InvoiceRow['kind'], string> = { subscribe: 'New subscription', renew: 'Renewal', upgrade: 'Upgrade' };
-const STATUS_LABEL: Record<InvoiceRow['status'], string> = { open: 'Awaiting payment', paid: 'Paid', void: 'Cancelled' };
+const KIND_LABEL: Record<InvoiceKind, string> = { subscribe: 'New subscription', renew: 'Renewal', upgrade: 'Upgrade' };
+const STATUS_LABEL: Record<InvoiceStatus, string> = { open: 'Awaiting payment', paid: 'Paid', void: 'Cancelled' };
 
-export function invoiceView(invoice: InvoiceRow) {
+export function invoiceView(invoice: Invoice) {
   return {
     id: invoice.id,
     reference: invoice.reference,
     kind: KIND_LABEL[invoice.kind],
     description: invoice.description,
-    amount: formatCents(invoice.amount_cents),
+    amount: formatCents(invoice.amountCents),
     currency: invoice.currency.toUpperCase(),
     status: invoice.status,
     statusText: STATUS_LABEL[invoice.status],
     provider: invoice.provider,
-    issued: formatDate(invoice.created_at) ?? '',
-    paid: invoice.paid_at ? formatDateTime(invoice.paid_at) : null,
-    hostedUrl: invoice.hosted_url,
+    issued: formatDate(invoice.createdAt) ?? '',
+    paid: invoice.paidAt ? formatDateTime(invoice.paidAt) : null,
+    hostedUrl: invoice.hostedUrl,
   };
 }
 
@@ -79,7 +78,7 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         provider: overview.provider,
         checkoutProvider: services.payments.checkoutProvider,
         scheduled: overview.scheduledPlan ? { name: overview.scheduledPlan.name, at: overview.paidThrough ? formatDate(overview.paidThrough.toISOString()) : null } : null,
-        lapsed: overview.lapsed?.ends_at ? formatDate(overview.lapsed.ends_at) : null,
+        lapsed: overview.lapsed?.endsAt ? formatDate(overview.lapsed.endsAt) : null,
         period,
         cards,
         chosen: cards.find((card) => card.chosen && card.action.kind === 'buy') ?? null,
@@ -173,18 +172,18 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/billing/invoices/:id', { schema: { hide: true, params: InvoiceParams } }, async (request, reply) => {
     const account = accountOf(request);
     // Scoped by the session's account: another customer's invoice id is simply not found.
-    const invoice = await app.services.repos.invoices.findForAccount(account.id, request.params.id);
-    if (!invoice) return app.renderNotFoundPage(request, reply);
-    const [plan, bankDetails] = await Promise.all([app.services.repos.plans.findByCode(invoice.plan_code), app.services.repos.settings.get(BANK_DETAILS_SETTING)]);
+    const details = await services.invoices.forAccount(account.id, request.params.id);
+    if (!details) return app.renderNotFoundPage(request, reply);
+    const { invoice, plan, bankDetails } = details;
     return reply.page('account/invoice', {
       title: `Invoice ${invoice.reference}`,
       section: 'account',
       tab: 'billing',
       invoice: invoiceView(invoice),
-      planName: plan?.name ?? invoice.plan_code,
+      planName: plan?.name ?? invoice.planCode,
       billing: invoice.billing === 'annual' ? 'Annual' : 'Monthly',
       email: account.email,
-      bankDetails: bankDetails ?? null,
+      bankDetails,
     });
   });
 

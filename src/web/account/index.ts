@@ -1,24 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import type { AccountRow } from '../../storage/schema.ts';
 import billingRoutes from './billing.ts';
 import overviewRoutes from './overview.ts';
 import settingsRoutes from './settings.ts';
 import tokensRoutes from './tokens.ts';
 import usageRoutes from './usage.ts';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The logged-in customer's account (account pages only). */
-    account: AccountRow | null;
-  }
-}
-
-/** The logged-in account; the scope's guard has made sure there is one. */
-export function accountOf(request: FastifyRequest): AccountRow {
-  if (!request.account) throw new Error('account page reached without a logged-in account');
-  return request.account;
-}
 
 /**
  * The personal account, under /account: every page needs a logged-in customer and shows only what
@@ -29,7 +14,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.decorateRequest('account', null);
   app.addHook('onRequest', async (request, reply) => {
     const session = request.webSession;
-    const account = session ? await app.services.repos.accounts.findById(session.accountId) : undefined;
+    const account = session ? await app.services.accounts.findById(session.accountId) : undefined;
     if (!account) {
       // After log-in the customer comes back to the page asked for (a GET); a form sent without a
       // session cannot be replayed, so it goes to the account's home.

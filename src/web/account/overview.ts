@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { accountOf } from './index.ts';
+import { accountOf } from './current-account.ts';
 import { planSummary, usageSummary } from './present-account.ts';
 
 const NOTICES: Record<string, string> = {
@@ -14,12 +14,11 @@ const overviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/', { schema: { hide: true, querystring: Type.Object({ done: Type.Optional(Type.String({ maxLength: 40 })) }) } }, async (request, reply) => {
     const account = accountOf(request);
     const now = new Date();
-    const [billing, usage, tokens] = await Promise.all([
+    const [billing, usage, liveTokens] = await Promise.all([
       services.payments.billing.overview(account.id, now),
       app.services.usage.forAccount(account.id, now),
-      app.services.repos.tokens.listForAccount(account.id),
+      services.apiTokens.countLive(account.id, now),
     ]);
-    const liveTokens = tokens.filter((token) => token.revoked_at === null && (token.expires_at === null || token.expires_at > now.toISOString()));
     return reply.page('account/overview', {
       title: 'Your account',
       section: 'account',
@@ -28,7 +27,7 @@ const overviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
       email: account.email,
       plan: planSummary(billing),
       usage: usage ? usageSummary(usage) : null,
-      liveTokens: liveTokens.length,
+      liveTokens,
       openInvoice: billing.openInvoices[0] ?? null,
       apiUrl: `${app.services.config.publicBaseUrl}/api/v1/search`,
     });

@@ -1,4 +1,4 @@
-import type { ApiTokenRow } from '../../storage/schema.ts';
+import type { ApiToken } from '../../domain/api-token.ts';
 import type { BillingOverview } from '../../billing/billing-service.ts';
 import { formatCents } from '../../billing/pricing.ts';
 import type { Usage } from '../../limits/usage-service.ts';
@@ -20,7 +20,7 @@ export interface PlanSummary {
 export function planSummary(billing: BillingOverview): PlanSummary | null {
   const { subscription, plan } = billing;
   if (!subscription || !plan) return null;
-  const price = billing.provider === 'operator' ? null : formatCents(subscription.billing === 'annual' ? plan.annual_price_cents : plan.monthly_price_cents, true);
+  const price = billing.provider === 'operator' ? null : formatCents(subscription.billing === 'annual' ? plan.annualPriceCents : plan.monthlyPriceCents, true);
   let status: string;
   let tone: PlanSummary['tone'] = 'ok';
   if (billing.cancelAtPeriodEnd && billing.endsAt) {
@@ -83,26 +83,26 @@ export interface TokenView {
   stateText: string;
 }
 
-export function tokenView(token: ApiTokenRow, now: Date): TokenView {
+export function tokenView(token: ApiToken, now: Date): TokenView {
   const at = now.toISOString();
   let state: TokenView['state'] = 'active';
   let stateText = 'Active';
-  if (token.revoked_at !== null) {
+  if (token.revokedAt !== null) {
     state = 'revoked';
-    stateText = `Revoked ${day(token.revoked_at)}`;
-  } else if (token.expires_at !== null && token.expires_at <= at) {
+    stateText = `Revoked ${day(token.revokedAt)}`;
+  } else if (token.expiresAt !== null && token.expiresAt <= at) {
     state = 'expired';
-    stateText = `Expired ${day(token.expires_at)}`;
-  } else if (token.expires_at !== null) {
+    stateText = `Expired ${day(token.expiresAt)}`;
+  } else if (token.expiresAt !== null) {
     state = 'expiring';
-    stateText = `Rotated: works until ${formatDateTime(token.expires_at)}`;
+    stateText = `Rotated: works until ${formatDateTime(token.expiresAt)}`;
   }
   return {
     id: token.id,
     name: token.name,
-    prefix: `${token.display_prefix}…`,
-    created: day(token.created_at),
-    lastUsed: token.last_used_at ? formatDateTime(token.last_used_at) : null,
+    prefix: `${token.displayPrefix}…`,
+    created: day(token.createdAt),
+    lastUsed: token.lastUsedAt ? formatDateTime(token.lastUsedAt) : null,
     state,
     stateText,
   };

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../accounts/validation.ts';
 import { firstErrors } from '../site/present.ts';
-import { accountOf } from './index.ts';
+import { accountOf } from './current-account.ts';
 
 const Form = Type.Record(Type.String(), Type.Unknown());
 
@@ -18,8 +18,8 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   async function renderSettings(request: FastifyRequest, reply: FastifyReply, extra: { errors?: Record<string, string>; notice?: string | null }, status = 200) {
     const account = accountOf(request);
     const [hasPassword, sessions] = await Promise.all([
-      app.services.repos.passwords.get(account.id).then((hash) => hash !== undefined),
-      app.services.repos.webSessions.countForAccount(account.id),
+      services.auth.hasPassword(account.id),
+      services.sessions.countLive(account.id),
     ]);
     return reply.page(
       'account/settings',
@@ -28,7 +28,7 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         section: 'account',
         tab: 'settings',
         email: account.email,
-        since: account.created_at,
+        since: account.createdAt,
         hasPassword,
         otherSessions: Math.max(0, sessions - 1),
         errors: extra.errors ?? {},

@@ -3,13 +3,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TOKEN_ROTATION_GRACE_MS } from '../../domain/api-token.ts';
 import { formatDateTime } from '../format.ts';
-import { accountOf } from './index.ts';
+import { accountOf } from './current-account.ts';
 import { tokenView } from './present-account.ts';
 
 const Form = Type.Record(Type.String(), Type.Unknown());
 const TokenParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
-/** Enough for any honest use; a bound keeps the table (and the page) small. */
-const MAX_LIVE_TOKENS = 25;
 const GRACE_HOURS = TOKEN_ROTATION_GRACE_MS / (60 * 60 * 1000);
 
 const NOTICES: Record<string, string> = {
@@ -28,12 +26,12 @@ interface Created {
  * shown in the answer to the form itself, never stored or put in a URL, and the answer is not cached.
  */
 const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { repos } = app.services;
+  const { apiTokens, payments } = app.services;
 
   async function renderTokens(request: FastifyRequest, reply: FastifyReply, extra: { created?: Created; error?: string; nameError?: string; name?: string; notice?: string | null }, status = 200) {
     const account = accountOf(request);
     const now = new Date();
-    const [tokens, subscription] = await Promise.all([repos.tokens.listForAccount(account.id), repos.subscriptions.findActive(account.id, now)]);
+    const [tokens, subscription] = await Promise.all([apiTokens.list(account.id), payments.billing.inForce(account.id, now)]);
     const views = tokens.map((token) => tokenView(token, now));
     return reply.page(
       'account/tokens',
@@ -66,20 +64,17 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (raw.length === 0 || raw.length > 100) {
       return renderTokens(request, reply, { nameError: 'Give the token a name of 1 to 100 characters, such as “production server”.', name: raw }, 422);
     }
-    const now = new Date();
-    const live = (await repos.tokens.listForAccount(account.id)).filter((token) => token.revoked_at === null && (token.expires_at === null || token.expires_at > now.toISOString()));
-    if (live.length >= MAX_LIVE_TOKENS) {
-      return renderTokens(request, reply, { error: `An account can have ${MAX_LIVE_TOKENS} live tokens. Revoke one you no longer use first.`, name: raw }, 409);
+    const created = await apiTokens.create(account.id, raw, new Date());
+    if (created.kind === 'too-many') {
+      return renderTokens(request, reply, { error: `An account can have ${created.limit} live tokens. Revoke one you no longer use first.`, name: raw }, 409);
     }
-    const { token } = await repos.tokens.create(account.id, raw, now);
-    return renderTokens(request, reply, { created: { token, name: raw, replaces: null } }, 201);
+    return renderTokens(request, reply, { created: { token: created.secret, name: raw, replaces: null } }, 201);
   });
 
   app.post('/tokens/:id/rotate', { schema: { hide: true, params: TokenParams } }, async (request, reply) => {
     const account = accountOf(request);
-    const now = new Date();
-    const rotated = await repos.tokens.rotateForAccount(account.id, request.params.id, new Date(now.getTime() + TOKEN_ROTATION_GRACE_MS), now);
-    if (!rotated) {
+    const rotated = await apiTokens.rotate(account.id, request.params.id, new Date());
+    if (rotated.kind === 'not-rotatable') {
       return renderTokens(request, reply, { error: 'That token cannot be rotated: it is revoked, expired or already rotated.' }, 409);
     }
     return renderTokens(
@@ -87,9 +82,9 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
       reply,
       {
         created: {
-          token: rotated.token,
-          name: rotated.row.name,
-          replaces: { prefix: `${rotated.previous.display_prefix}…`, until: formatDateTime(rotated.previous.expires_at!) },
+          token: rotated.secret,
+          name: rotated.token.name,
+          replaces: { prefix: `${rotated.previous.displayPrefix}…`, until: formatDateTime(rotated.previous.expiresAt!) },
         },
       },
       201,
@@ -98,7 +93,7 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/tokens/:id/revoke', { schema: { hide: true, params: TokenParams } }, async (request, reply) => {
     const account = accountOf(request);
-    if (!(await repos.tokens.revokeForAccount(account.id, request.params.id, new Date()))) {
+    if (!(await apiTokens.revoke(account.id, request.params.id, new Date()))) {
       return renderTokens(request, reply, { error: 'That token is already revoked, or is not one of yours.' }, 404);
     }
     return reply.seeOther('/account/tokens?done=revoked');

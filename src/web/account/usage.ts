@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { formatDateTime } from '../format.ts';
-import { accountOf } from './index.ts';
+import { accountOf } from './current-account.ts';
 import { usageSummary } from './present-account.ts';
 import { usageChart } from './usage-chart.ts';
 

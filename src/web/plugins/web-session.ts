@@ -1,10 +1,10 @@
-import { randomBytes, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import fp from 'fastify-plugin';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { LiveSession } from '../../storage/repositories/web-sessions-repository.ts';
+import type { LiveSession } from '../../domain/web-session.ts';
 import { SESSION_MAX_MS, type SessionService, hashSecret } from '../../accounts/session-service.ts';
 
 declare module 'fastify' {
@@ -26,7 +26,6 @@ declare module 'fastify' {
 
 export const SESSION_COOKIE = 'vh_session';
 export const CSRF_COOKIE = 'vh_csrf';
-export const COOKIE_SECRET_SETTING = 'cookie_secret';
 
 export interface WebSessionOptions {
   sessions: SessionService;
@@ -37,11 +36,6 @@ export interface WebSessionOptions {
   cookiePath: string;
   /** PUBLIC_BASE_URL is https: cookies are Secure whatever the hop to us was. */
   alwaysSecure: boolean;
-}
-
-/** A random secret for a new deployment: 256 bits, base64url. */
-export function generateCookieSecret(): string {
-  return randomBytes(32).toString('base64url');
 }
 
 /**

@@ -49,7 +49,7 @@ const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const raw = request.query.vin;
       const preview = raw === undefined ? null : presentPreview(await app.services.vinPreview.preview(raw, request.ip));
       const plans = await app.services.payments.billing.publicPlans();
-      const cheapest = plans.reduce((min, plan) => Math.min(min, plan.monthly_price_cents), Number.POSITIVE_INFINITY);
+      const cheapest = plans.reduce((min, plan) => Math.min(min, plan.monthlyPriceCents), Number.POSITIVE_INFINITY);
       return reply.page('home', {
         title: 'Vehicle auction history API',
         section: 'home',

@@ -1,5 +1,6 @@
-import type { PlanRow } from '../../storage/schema.ts';
-import { annualDiscountPercent, formatCents, type Billing } from '../../billing/pricing.ts';
+import type { Plan } from '../../domain/plan.ts';
+import type { BillingCycle } from '../../domain/principal.ts';
+import { annualDiscountPercent, formatCents } from '../../billing/pricing.ts';
 import type { FieldErrors } from '../../accounts/validation.ts';
 import { formatDate, formatDateTime, formatInteger } from '../format.ts';
 
@@ -33,17 +34,17 @@ export interface PlanCard {
   note: string;
 }
 
-export function planCard(plan: PlanRow, billing: Billing): PlanCard {
+export function planCard(plan: Plan, billing: BillingCycle): PlanCard {
   const discountPercent = annualDiscountPercent(plan);
-  const monthly = formatCents(plan.monthly_price_cents, true);
-  const annual = formatCents(plan.annual_price_cents, true);
-  const annualPerMonth = formatCents(Math.round(plan.annual_price_cents / 12), true);
+  const monthly = formatCents(plan.monthlyPriceCents, true);
+  const annual = formatCents(plan.annualPriceCents, true);
+  const annualPerMonth = formatCents(Math.round(plan.annualPriceCents / 12), true);
   return {
     code: plan.code,
     name: plan.name,
-    favourite: plan.is_favourite === 1,
-    quota: formatInteger(plan.monthly_quota) ?? '',
-    rate: formatInteger(plan.rate_per_second) ?? '',
+    favourite: plan.isFavourite,
+    quota: formatInteger(plan.monthlyQuota) ?? '',
+    rate: formatInteger(plan.ratePerSecond) ?? '',
     monthly,
     annual,
     annualPerMonth,
@@ -61,7 +62,7 @@ export function planCard(plan: PlanRow, billing: Billing): PlanCard {
   };
 }
 
-export function parseBilling(value: unknown): Billing | null {
+export function parseBilling(value: unknown): BillingCycle | null {
   return value === 'monthly' || value === 'annual' ? value : null;
 }
 

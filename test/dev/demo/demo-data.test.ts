@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LOT_FIELDS, type Lot } from '../../../src/domain/lot.ts';
 import { checkVin } from '../../../src/domain/vin.ts';
 import { DEMO_EMAIL, DEMO_HISTORY_VINS, DEMO_LOTS_FILE, DEMO_VIN, ensureDemoData } from '../../../src/dev/demo/first-run.ts';
 import { describeFieldErrors, normaliseLot } from '../../../src/ingest/normalise-lot.ts';
+import { createContainer, type Container } from '../../../src/container.ts';
+import { MemoryRateLimiter } from '../../../src/limits/rate/memory-rate-limiter.ts';
 import { testConfig, TEST_BASE_URL } from '../../support/app.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
 import { makeLot } from '../../support/fixtures.ts';
@@ -62,6 +65,7 @@ describe('the demo data set (demo/lots.ndjson)', () => {
 
 describe.each(DIALECTS)('ensureDemoData on %s', (dialect) => {
   let database: TestDatabase;
+  let services: Container;
   let output: string;
   const out = { write: (text: string) => (output += text) };
   const log = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
@@ -69,17 +73,20 @@ describe.each(DIALECTS)('ensureDemoData on %s', (dialect) => {
 
   beforeEach(async () => {
     database = await createTestDatabase(dialect);
+    services = createContainer({ config: testConfig(), db: database.db, log: pino({ level: 'silent' }), rateLimiter: new MemoryRateLimiter() });
     output = '';
     log.info.mockClear();
     log.warn.mockClear();
     log.error.mockClear();
   });
   afterEach(async () => {
+    await services.close();
+    await services.rateLimiter.close();
     await database.destroy();
   });
 
   it('loads the demo lots into an empty database, makes the demo account and token, and prints how to use them', async () => {
-    const setup = await ensureDemoData({ config: testConfig(), repos: database.repos, log: logger, out });
+    const setup = await ensureDemoData({ config: testConfig(), services, log: logger, out });
     expect(setup).not.toBeNull();
     const expectedLots = readFileSync(DEMO_LOTS_FILE, 'utf8').trim().split('\n').length;
     expect(setup!.summary).toEqual({ read: expectedLots, inserted: expectedLots, updated: 0, unchanged: 0, skipped: 0 });
@@ -98,30 +105,30 @@ describe.each(DIALECTS)('ensureDemoData on %s', (dialect) => {
   });
 
   it('does nothing the second time, nor on a database that already holds lots', async () => {
-    await ensureDemoData({ config: testConfig(), repos: database.repos, log: logger, out });
+    await ensureDemoData({ config: testConfig(), services, log: logger, out });
     output = '';
-    expect(await ensureDemoData({ config: testConfig(), repos: database.repos, log: logger, out })).toBeNull();
+    expect(await ensureDemoData({ config: testConfig(), services, log: logger, out })).toBeNull();
     expect(output).toBe('');
     expect(await database.repos.tokens.listForAccount((await database.repos.accounts.findByEmail(DEMO_EMAIL))!.id)).toHaveLength(1);
   });
 
   it('leaves an operator-loaded database alone', async () => {
     await database.repos.lots.upsertBatch([makeLot({ vin: '4JGBF7BE5AA585531', lot_id: 1 })]);
-    expect(await ensureDemoData({ config: testConfig(), repos: database.repos, log: logger, out })).toBeNull();
+    expect(await ensureDemoData({ config: testConfig(), services, log: logger, out })).toBeNull();
     expect(await database.repos.lots.count()).toBe(1);
     expect(await database.repos.accounts.findByEmail(DEMO_EMAIL)).toBeUndefined();
   });
 
   it('never runs in production', async () => {
     const config = testConfig({ NODE_ENV: 'production' });
-    expect(await ensureDemoData({ config, repos: database.repos, log: logger, out })).toBeNull();
+    expect(await ensureDemoData({ config, services, log: logger, out })).toBeNull();
     expect(await database.repos.lots.count()).toBe(0);
     expect(await database.repos.accounts.findByEmail(DEMO_EMAIL)).toBeUndefined();
     expect(output).toBe('');
   });
 
   it('starts without demo data, and says why, when the demo file cannot be read', async () => {
-    const setup = await ensureDemoData({ config: testConfig(), repos: database.repos, log: logger, out, demoFile: '/nonexistent/lots.ndjson' });
+    const setup = await ensureDemoData({ config: testConfig(), services, log: logger, out, demoFile: '/nonexistent/lots.ndjson' });
     expect(setup).toBeNull();
     expect(log.error).toHaveBeenCalledWith(
       expect.objectContaining({ file: '/nonexistent/lots.ndjson' }),
@@ -133,7 +140,7 @@ describe.each(DIALECTS)('ensureDemoData on %s', (dialect) => {
 
   it('re-uses an existing demo account and gives it a subscription when it has none', async () => {
     await database.repos.accounts.create(DEMO_EMAIL);
-    const setup = await ensureDemoData({ config: testConfig(), repos: database.repos, log: logger, out });
+    const setup = await ensureDemoData({ config: testConfig(), services, log: logger, out });
     const principal = await database.repos.tokens.authenticate(setup!.token);
     expect(principal?.subscription?.planCode).toBe('standard');
   });

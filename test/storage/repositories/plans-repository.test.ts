@@ -13,14 +13,14 @@ describe.each(DIALECTS)('PlansRepository (%s)', (dialect) => {
 
   test('the migrations seed the three contract plans, Standard as the favourite', async () => {
     const expected = [
-      { code: 'standard', name: 'Standard', monthly_quota: 1000, rate_per_second: 2, monthly_price_cents: 5000, annual_price_cents: 60000, is_favourite: 1 },
-      { code: 'professional', name: 'Professional', monthly_quota: 5000, rate_per_second: 5, monthly_price_cents: 15000, annual_price_cents: 144000, is_favourite: 0 },
-      { code: 'vip', name: 'VIP', monthly_quota: 15000, rate_per_second: 10, monthly_price_cents: 40000, annual_price_cents: 384000, is_favourite: 0 },
+      { code: 'standard', name: 'Standard', monthlyQuota: 1000, ratePerSecond: 2, monthlyPriceCents: 5000, annualPriceCents: 60000, isFavourite: true },
+      { code: 'professional', name: 'Professional', monthlyQuota: 5000, ratePerSecond: 5, monthlyPriceCents: 15000, annualPriceCents: 144000, isFavourite: false },
+      { code: 'vip', name: 'VIP', monthlyQuota: 15000, ratePerSecond: 10, monthlyPriceCents: 40000, annualPriceCents: 384000, isFavourite: false },
     ];
     for (const plan of expected) {
       const row = await t.repos.plans.findByCode(plan.code);
-      expect(row).toMatchObject({ ...plan, is_public: 1 });
-      expect(Date.parse(row!.created_at)).not.toBeNaN();
+      expect(row).toMatchObject({ ...plan, isPublic: true });
+      expect(Date.parse(row!.createdAt)).not.toBeNaN();
     }
   });
 
@@ -36,13 +36,13 @@ describe.each(DIALECTS)('PlansRepository (%s)', (dialect) => {
     expect(created).toEqual({
       code: 'acme-enterprise',
       name: 'ACME',
-      monthly_quota: 250_000,
-      rate_per_second: 50,
-      monthly_price_cents: 99_000,
-      annual_price_cents: 1_188_000,
-      is_public: 0,
-      is_favourite: 0,
-      created_at: '2026-01-02T03:04:05.678Z',
+      monthlyQuota: 250_000,
+      ratePerSecond: 50,
+      monthlyPriceCents: 99_000,
+      annualPriceCents: 1_188_000,
+      isPublic: false,
+      isFavourite: false,
+      createdAt: '2026-01-02T03:04:05.678Z',
     });
     expect(await t.repos.plans.findByCode('acme-enterprise')).toEqual(created);
 
@@ -54,8 +54,8 @@ describe.each(DIALECTS)('PlansRepository (%s)', (dialect) => {
       monthlyPriceCents: 1000,
       annualPriceCents: 9000,
     });
-    expect((await t.repos.plans.findByCode('acme-annual'))?.annual_price_cents).toBe(9000);
-    expect(discounted.annual_price_cents).toBe(9000);
+    expect((await t.repos.plans.findByCode('acme-annual'))?.annualPriceCents).toBe(9000);
+    expect(discounted.annualPriceCents).toBe(9000);
   });
 
   test('a duplicate plan code is rejected as a unique violation', async () => {
@@ -85,9 +85,9 @@ describe.each(DIALECTS)('PlansRepository (%s)', (dialect) => {
     const plans = await t.repos.plans.list();
     expect(plans.slice(0, 3).map((p) => p.code)).toEqual(['standard', 'professional', 'vip']);
     const custom = plans.slice(3);
-    expect(custom.every((p) => p.is_public === 0)).toBe(true);
+    expect(custom.every((p) => p.isPublic === false)).toBe(true);
     expect(custom.map((p) => p.code)).toEqual(expect.arrayContaining(['list-cheap', 'list-dear', 'acme-enterprise']));
-    const prices = custom.map((p) => p.monthly_price_cents);
+    const prices = custom.map((p) => p.monthlyPriceCents);
     expect(prices).toEqual([...prices].sort((a, b) => a - b));
     expect(custom.at(-1)?.code).toBe('list-dear');
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { AccountRow } from '../../../src/storage/schema.ts';
+import type { Account } from '../../../src/domain/account.ts';
 import { DIALECTS } from '../../support/databases.ts';
 import { makeLot } from '../../support/fixtures.ts';
 import { createAccountTestApp, randomEmail, WebClient, type AccountTestApp } from '../../support/customer-app.ts';
@@ -9,7 +9,7 @@ const VIN_B = '1HGCM82633A004352';
 
 interface Customer {
   browser: WebClient;
-  account: AccountRow;
+  account: Account;
   token: string;
   tokenId: string;
   tokenName: string;
@@ -45,7 +45,7 @@ describe.each(DIALECTS)('one customer cannot reach another’s account (%s)', (d
     expect(search.statusCode).toBe(200);
     bReportId = new URL(search.json().report_url).pathname.split('/').at(-1)!;
     expect((await t.app.inject({ url: `/api/v1/search?vin=${VIN_A}`, headers: { authorization: a.token } })).statusCode).toBe(200);
-    const invoice = await t.repos.invoices.create({ account_id: b.account.id, provider: 'manual', kind: 'subscribe', plan_code: 'vip', billing: 'monthly', amount_cents: 40000, currency: 'usd', description: 'VIP' });
+    const invoice = await t.repos.invoices.create({ accountId: b.account.id, provider: 'manual', kind: 'subscribe', planCode: 'vip', billing: 'monthly', amountCents: 40000, currency: 'usd', description: 'VIP' });
     bInvoice = { id: invoice.id, reference: invoice.reference };
   });
   afterAll(async () => {
@@ -59,8 +59,8 @@ describe.each(DIALECTS)('one customer cannot reach another’s account (%s)', (d
     const rotate = await a.browser.post(`/account/tokens/${b.tokenId}/rotate`);
     expect(rotate.statusCode).toBe(409);
     expect(rotate.body).not.toMatch(/vh_live_[0-9A-Za-z]{32}/);
-    const row = await t.repos.tokens.findForAccount(b.account.id, b.tokenId);
-    expect(row).toMatchObject({ revoked_at: null, expires_at: null });
+    const row = (await t.repos.tokens.listForAccount(b.account.id)).find((token) => token.id === b.tokenId);
+    expect(row).toMatchObject({ revokedAt: null, expiresAt: null });
     expect((await t.app.inject({ url: `/api/v1/search?vin=${VIN_B}`, headers: { authorization: b.token } })).statusCode).toBe(200);
     const tokens = await a.browser.get('/account/tokens');
     expect(tokens.body).toContain(a.tokenName);
@@ -108,7 +108,7 @@ describe.each(DIALECTS)('one customer cannot reach another’s account (%s)', (d
     const post = await stranger.post(`/account/tokens/${b.tokenId}/revoke`);
     expect(post.statusCode).toBe(303);
     expect(post.headers.location).toBe('/login?next=%2Faccount');
-    expect((await t.repos.tokens.findForAccount(b.account.id, b.tokenId))!.revoked_at).toBeNull();
+    expect(((await t.repos.tokens.listForAccount(b.account.id)).find((token) => token.id === b.tokenId))!.revokedAt).toBeNull();
     expect((await stranger.get(`/report/${bReportId}`)).statusCode).toBe(200);
   });
 });

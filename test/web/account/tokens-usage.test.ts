@@ -41,7 +41,7 @@ describe.each(DIALECTS)('tokens and usage pages (%s)', (dialect) => {
     expect(shown).toHaveLength(1);
     const token = shown[0]!;
     const [row] = await t.repos.tokens.listForAccount(account.id);
-    expect(row).toMatchObject({ name: 'ci pipeline', display_prefix: token.slice(0, 12) });
+    expect(row).toMatchObject({ name: 'ci pipeline', displayPrefix: token.slice(0, 12) });
     const later = await browser.get('/account/tokens');
     expect(later.body).not.toMatch(TOKEN);
     expect(later.body).toContain(`${token.slice(0, 12)}…`);
@@ -80,8 +80,8 @@ describe.each(DIALECTS)('tokens and usage pages (%s)', (dialect) => {
     expect(rotated.body).toContain('keeps working until');
     expect(rotated.body).toContain('24 hours');
 
-    const stored = (await t.repos.tokens.findForAccount(account.id, row.id))!;
-    const expiresAt = Date.parse(stored.expires_at!);
+    const stored = ((await t.repos.tokens.listForAccount(account.id)).find((token) => token.id === row.id))!;
+    const expiresAt = Date.parse(stored.expiresAt!);
     expect(expiresAt).toBeGreaterThanOrEqual(before + TOKEN_ROTATION_GRACE_MS);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + TOKEN_ROTATION_GRACE_MS);
     const live = await t.repos.tokens.listForAccount(account.id);

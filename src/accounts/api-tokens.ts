@@ -1,0 +1,67 @@
+import { TOKEN_ROTATION_GRACE_MS, isLiveToken, type ApiToken } from '../domain/api-token.ts';
+import type { TokenPrincipal } from '../domain/principal.ts';
+import type { Repositories } from '../storage/repositories/index.ts';
+
+/** Enough for any honest use; a bound keeps the table (and the tokens page) small. */
+export const MAX_LIVE_TOKENS = 25;
+
+export type CreateTokenOutcome = { kind: 'created'; token: ApiToken; secret: string } | { kind: 'too-many'; limit: number };
+
+export type RotateTokenOutcome = { kind: 'rotated'; token: ApiToken; secret: string; previous: ApiToken } | { kind: 'not-rotatable' };
+
+/**
+ * Customer API tokens: issued, listed, rotated and revoked for an account (its pages, the
+ * operator's CLI), and checked on every API request. A secret is returned once, when it is made;
+ * only its hash is stored.
+ */
+export class ApiTokenService {
+  constructor(private readonly repos: Repositories) {}
+
+  /** Who a request with this token acts for, or null for an unknown, revoked or expired token. */
+  authenticate(secret: string, now = new Date()): Promise<TokenPrincipal | null> {
+    return this.repos.tokens.authenticate(secret, now);
+  }
+
+  /** Newest first, revoked and expired ones included. */
+  list(accountId: string): Promise<ApiToken[]> {
+    return this.repos.tokens.listForAccount(accountId);
+  }
+
+  async countLive(accountId: string, now = new Date()): Promise<number> {
+    return (await this.list(accountId)).filter((token) => isLiveToken(token, now)).length;
+  }
+
+  /** A new token, unless the account already has as many live ones as it may. */
+  async create(accountId: string, name: string, now = new Date()): Promise<CreateTokenOutcome> {
+    if ((await this.countLive(accountId, now)) >= MAX_LIVE_TOKENS) return { kind: 'too-many', limit: MAX_LIVE_TOKENS };
+    const { row, token } = await this.repos.tokens.create(accountId, name, now);
+    return { kind: 'created', token: row, secret: token };
+  }
+
+  /** The operator's CLI issues tokens without the page's bound: the operator decides. */
+  async issue(accountId: string, name: string, now = new Date()): Promise<{ token: ApiToken; secret: string }> {
+    const { row, token } = await this.repos.tokens.create(accountId, name, now);
+    return { token: row, secret: token };
+  }
+
+  /** A successor for a live token; the old one keeps working for the rotation's grace period. */
+  async rotate(accountId: string, tokenId: string, now = new Date()): Promise<RotateTokenOutcome> {
+    const rotated = await this.repos.tokens.rotateForAccount(accountId, tokenId, new Date(now.getTime() + TOKEN_ROTATION_GRACE_MS), now);
+    return rotated ? { kind: 'rotated', token: rotated.row, secret: rotated.token, previous: rotated.previous } : { kind: 'not-rotatable' };
+  }
+
+  /** False when the token is not the account's, or already revoked. */
+  revoke(accountId: string, tokenId: string, now = new Date()): Promise<boolean> {
+    return this.repos.tokens.revokeForAccount(accountId, tokenId, now);
+  }
+
+  /** By the secret itself (the operator's CLI). False when no live token has that value. */
+  revokeBySecret(secret: string, now = new Date()): Promise<boolean> {
+    return this.repos.tokens.revokeByToken(secret, now);
+  }
+
+  /** Records when a token was last used. */
+  touch(tokenId: string, now = new Date()): Promise<void> {
+    return this.repos.tokens.touch(tokenId, now);
+  }
+}
