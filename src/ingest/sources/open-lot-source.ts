@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { parse as parseCsvSync } from 'csv-parse/sync';
-import { readCsvRows, type CsvRow } from '../csv/csv-rows.ts';
+import type { CsvRow } from '../csv/csv-row.ts';
+import { readCsvRows } from '../csv/csv-rows.ts';
 import { isAuctionsApiRecord, lotsFromAuctionsApiRecord } from '../formats/auctionsapi-json.ts';
 import { copartRowMapper, describeCopartLayout, isCopartHeader, type MappedRecord } from '../formats/copart-csv.ts';
 import { csvMappingRowMapper, type CsvMapping } from '../formats/csv-mapping.ts';
