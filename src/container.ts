@@ -16,6 +16,7 @@ import { SessionService } from './accounts/session-service.ts';
 import { createPayments, type PaymentsSetup } from './billing/create-payments.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
+import { createIngestService, type IngestService } from './ingest/ingest-service.ts';
 import { BILLING_PATH, RESET_PASSWORD_PATH } from './web/paths.ts';
 
 
@@ -62,6 +63,8 @@ export interface Container {
   readonly payments: PaymentsSetup;
   readonly stripeWebhooks: StripeWebhookHandler | null;
   readonly stripeCheckoutOrigin: string;
+  // Ingestion.
+  readonly ingest: IngestService;
   /**
    * @deprecated Transitional: a route or command that still reads this reaches storage around its
    * service. Being removed room by room.
@@ -117,6 +120,7 @@ export function createContainer(options: ContainerOptions): Container {
     payments,
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
+    ingest: createIngestService(repos, config.dataDir),
     repos,
     close: async () => {
       await mailer.close();

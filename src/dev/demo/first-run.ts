@@ -2,7 +2,9 @@ import { createReadStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.ts';
-import { importLots, SourceReadError, type ImportSummary } from '../../ingest/import-lots.ts';
+import type { ImportSummary } from '../../ingest/import-summary.ts';
+import { IngestError } from '../../ingest/ingest-error.ts';
+import { createIngestService } from '../../ingest/ingest-service.ts';
 import { readNdjsonRecords } from '../../ingest/formats/ndjson-records.ts';
 import type { AccountRow } from '../../storage/schema.ts';
 import type { Repositories } from '../../storage/repositories/index.ts';
@@ -44,13 +46,12 @@ export async function ensureDemoData(options: FirstRunOptions): Promise<DemoSetu
   const input = createReadStream(file);
   let summary: ImportSummary;
   try {
-    summary = await importLots(readNdjsonRecords(input), {
-      lots: repos.lots,
+    summary = await createIngestService(repos, config.dataDir).importRecords(readNdjsonRecords(input), {
       onRejected: ({ line, reason }) => log.warn({ file, line, reason }, 'demo data: line skipped'),
     });
   } catch (error) {
     // A missing demo file is a packaging fault; it must not keep the API from starting.
-    if (!(error instanceof SourceReadError)) throw error;
+    if (!(error instanceof IngestError && error.kind === 'cut-short')) throw error;
     log.error({ file, err: error.cause }, 'demo data: cannot read the demo file; starting without demo data');
     return null;
   } finally {
