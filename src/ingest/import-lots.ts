@@ -14,18 +14,15 @@ export interface ImportLotsOptions {
   batchSize?: number;
   /** Called for every record that is skipped, in file order. */
   onRejected?: (rejected: RejectedRecord) => void;
-  /** Called after each batch is stored, with the running totals. */
-  onProgress?: (summary: Readonly<ImportSummary>) => void;
   /** Fills fields a source left empty, without ever replacing a value a source gave. */
   enricher?: LotEnricher;
   /** Stops reading: the lots read so far are stored, then an IngestError 'interrupted' is thrown. */
   signal?: AbortSignal;
   /** The object to count into, for a progress display to read while the import runs. */
   summary?: ImportSummary;
-  now?: () => Date;
 }
 
-export const DEFAULT_BATCH_SIZE = 1000;
+const DEFAULT_BATCH_SIZE = 1000;
 /**
  * Lots per transaction of the import and seed commands. Each transaction writes back every index
  * page it touched, and the lots' keys and VINs land on pages all over both indexes: at a million
@@ -37,20 +34,17 @@ export const DEFAULT_BATCH_SIZE = 1000;
  */
 export const BULK_LOAD_BATCH_SIZE = 10_000;
 
-
 /** Collects good lots, stores them a batch (one transaction) at a time and keeps the summary. */
 class BatchWriter {
   readonly summary: ImportSummary;
   lastLine = 0;
   private lots: IncomingLot[] = [];
   private readonly batchSize: number;
-  private readonly now: () => Date;
 
   constructor(private readonly options: ImportLotsOptions) {
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer; got ${batchSize}`);
     this.batchSize = batchSize;
-    this.now = options.now ?? (() => new Date());
     this.summary = options.summary ?? emptySummary();
   }
 
@@ -68,11 +62,10 @@ class BatchWriter {
     if (this.lots.length === 0) return;
     const lots = this.lots;
     this.lots = [];
-    const stored = await this.options.lots.upsertIncoming(lots, this.now());
+    const stored = await this.options.lots.upsertIncoming(lots);
     this.summary.inserted += stored.inserted;
     this.summary.updated += stored.updated;
     this.summary.unchanged += stored.unchanged;
-    this.options.onProgress?.(this.summary);
     // Storing a batch and taking the next lots from a fast source only ever wait on promises that
     // are already settled, which never lets timers or signals run: once a batch, let them (the
     // progress display, Ctrl-C).
