@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
-import type { Lot } from '../src/domain/lot.ts';
 import { BULK_LOAD_CHECKPOINT_PAGES } from '../src/storage/dialects/sqlite/lots-upsert.ts';
 import { LOT_COLUMNS, rowParams } from '../src/storage/repositories/lot-rows.ts';
 import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
