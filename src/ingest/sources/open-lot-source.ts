@@ -52,9 +52,9 @@ const SNIFF_BYTES = 64 * 1024;
 const EMPTY = 'the file is empty';
 
 /** Refuses the input: it is not lot data, or not in the form asked for. Nothing was read from it. */
-function refuse(stream: Readable, message: string): never {
+function refuse(stream: Readable, message: string, kind: 'refused' | 'empty' = 'refused'): never {
   stream.destroy();
-  throw new IngestError(message === EMPTY ? 'empty' : 'refused', message);
+  throw new IngestError(kind, message);
 }
 
 function firstLine(text: string): string {
@@ -192,7 +192,7 @@ export async function openLotSource(input: Readable, options: LotSourceOptions =
   const { head, stream, compressed } = await sniff(input);
   const text = head.toString('utf8');
   const refusal = refusalFor(text);
-  if (refusal !== null) refuse(stream, refusal);
+  if (refusal !== null) refuse(stream, refusal, refusal === EMPTY ? 'empty' : 'refused');
   const gz = compressed ? ', gzip' : '';
   const start = text.replace(/^\uFEFF/, '').trimStart();
   const looksJson = start.startsWith('{') || start.startsWith('[');
