@@ -6,7 +6,7 @@ import { PREPARE_CHUNK_SIZE, prepareChunks, type LotEnricher, type PreparedChunk
 import type { SourceRecord } from './sources/source-record.ts';
 
 /** The one repository method the importer needs, so that tests and other stores can stand in. */
-export type LotSink = Pick<LotsRepository, 'upsertIncoming'>;
+export type LotSink = Pick<LotsRepository, 'upsertBatch'>;
 
 export interface ImportLotsOptions {
   lots: LotSink;
@@ -62,7 +62,7 @@ class BatchWriter {
     if (this.lots.length === 0) return;
     const lots = this.lots;
     this.lots = [];
-    const stored = await this.options.lots.upsertIncoming(lots);
+    const stored = await this.options.lots.upsertBatch(lots);
     this.summary.inserted += stored.inserted;
     this.summary.updated += stored.updated;
     this.summary.unchanged += stored.unchanged;

@@ -19,7 +19,7 @@ export interface PreparedChunk {
   /** Records this chunk accounts for: its lots plus its rejected ones. */
   read: number;
   lastLine: number;
-  /** Each lot with the values enrichment derived for it, if any. */
+  /** Each lot carrying the values enrichment derived for it, if any. */
   lots: IncomingLot[];
   rejected: RejectedRecord[];
 }
@@ -74,7 +74,7 @@ export async function* prepareChunks(
         chunk.rejected.push(source === undefined ? { line, reason } : { line, reason, source });
       } else {
         const derived = enricher ? await enricher.derive(prepared.lot) : undefined;
-        chunk.lots.push(derived ? { lot: prepared.lot, derived } : { lot: prepared.lot });
+        chunk.lots.push(derived ? { ...prepared.lot, derived } : prepared.lot);
       }
       if (chunk.read >= chunkSize) {
         yield chunk;

@@ -5,7 +5,6 @@ import { importLots, importPreparedChunks } from '../../src/ingest/import-lots.t
 import type { RejectedRecord } from '../../src/ingest/import-summary.ts';
 import { IngestError } from '../../src/ingest/ingest-error.ts';
 import type { PreparedChunk } from '../../src/ingest/prepare-lot.ts';
-import type { IncomingLot } from '../../src/storage/repositories/lots-repository.ts';
 import { readNdjsonRecords } from '../../src/ingest/formats/ndjson-records.ts';
 import type { SourceRecord } from '../../src/ingest/sources/source-record.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
@@ -121,7 +120,7 @@ describe('importLots batching', () => {
   it('writes in batches of the given size and the rest at the end', async () => {
     const batches: number[] = [];
     const sink = {
-      upsertIncoming: async (lots: readonly IncomingLot[]) => {
+      upsertBatch: async (lots: Lot[]) => {
         batches.push(lots.length);
         return { inserted: lots.length, updated: 0, unchanged: 0 };
       },
@@ -133,7 +132,7 @@ describe('importLots batching', () => {
   });
 
   it('refuses a batch size that is not a positive integer', async () => {
-    const sink = { upsertIncoming: async () => ({ inserted: 0, updated: 0, unchanged: 0 }) };
+    const sink = { upsertBatch: async () => ({ inserted: 0, updated: 0, unchanged: 0 }) };
     await expect(importLots(readNdjsonRecords(ndjson([])), { lots: sink, batchSize: 0 })).rejects.toThrow(RangeError);
   });
 });
@@ -143,8 +142,8 @@ describe('importLots stopping on request', () => {
     const stop = new AbortController();
     const stored: number[] = [];
     const sink = {
-      upsertIncoming: async (lots: readonly IncomingLot[]) => {
-        stored.push(...lots.map(({ lot }) => lot.lot_id));
+      upsertBatch: async (lots: Lot[]) => {
+        stored.push(...lots.map((lot) => lot.lot_id));
         // Ctrl-C while the first batch is being stored.
         stop.abort();
         return { inserted: lots.length, updated: 0, unchanged: 0 };
@@ -171,15 +170,15 @@ describe('importPreparedChunks', () => {
   it('stores chunks prepared elsewhere in batches, reports their rejected records, and counts like importLots', async () => {
     const batches: number[] = [];
     const sink = {
-      upsertIncoming: async (lots: readonly IncomingLot[]) => {
+      upsertBatch: async (lots: Lot[]) => {
         batches.push(lots.length);
         return { inserted: lots.length, updated: 0, unchanged: 0 };
       },
     };
     const rejected: RejectedRecord[] = [];
     async function* chunks(): AsyncGenerator<PreparedChunk> {
-      yield { read: 3, lastLine: 3, lots: [{ lot: makeLot({ vin: VIN_A, lot_id: 1 }) }, { lot: makeLot({ vin: VIN_A, lot_id: 2 }) }], rejected: [{ line: 2, reason: 'bad' }] };
-      yield { read: 2, lastLine: 5, lots: [{ lot: makeLot({ vin: VIN_A, lot_id: 4 }) }, { lot: makeLot({ vin: VIN_A, lot_id: 5 }) }], rejected: [] };
+      yield { read: 3, lastLine: 3, lots: [makeLot({ vin: VIN_A, lot_id: 1 }), makeLot({ vin: VIN_A, lot_id: 2 })], rejected: [{ line: 2, reason: 'bad' }] };
+      yield { read: 2, lastLine: 5, lots: [makeLot({ vin: VIN_A, lot_id: 4 }), makeLot({ vin: VIN_A, lot_id: 5 })], rejected: [] };
       throw new Error('the file ends inside the record that starts on line 6: it is truncated');
     }
     const failure = await importPreparedChunks(chunks(), { lots: sink, batchSize: 3, onRejected: (r) => rejected.push(r) }).catch((e: unknown) => e);

@@ -13,16 +13,12 @@ export interface UpsertSummary {
   unchanged: number;
 }
 
-/** A lot on its way in, with what was derived for it from elsewhere than its source. */
-export interface IncomingLot {
-  readonly lot: Lot;
-  /**
-   * Values derived from elsewhere than the lot's source (the VIN decoder). They only fill a field
-   * that both the lot and the stored row leave unknown: a derived value never replaces what a
-   * source said, in this batch or before.
-   */
-  readonly derived?: Partial<Lot> | undefined;
-}
+/**
+ * A lot on its way in, carrying what was derived for it from elsewhere than its source (the VIN
+ * decoder), if anything. Derived values only fill a field that both the lot and the stored row
+ * leave unknown: a derived value never replaces what a source said, in this batch or before.
+ */
+export type IncomingLot = Lot & { readonly derived?: Partial<Lot> | undefined };
 
 /** Fields a derived value may fill: not the lot's identity, not its VIN, not its photos. */
 const DERIVABLE = new Set<string>(LOT_FIELDS.filter((field) => !['auction', 'lot_id', 'vin', 'images'].includes(field)));
@@ -63,28 +59,15 @@ export class LotsRepository {
    * repository is bound to one), following mergeLot's rule, and counts exactly what happened to
    * each lot. A batch may name the same lot twice; the later line wins, as if the lines were loaded
    * in turn. Two imports writing the same new lot at once do not fail: the second one finds it and
-   * merges into it.
+   * merges into it. Then the values derived for a lot fill what is still unknown.
    */
-  async upsertBatch(lots: readonly Lot[], now = new Date()): Promise<UpsertSummary> {
-    return this.write(lots, null, now);
-  }
-
-  /** upsertBatch for lots that may carry derived values, which then fill what is still unknown. */
-  async upsertIncoming(incoming: readonly IncomingLot[], now = new Date()): Promise<UpsertSummary> {
-    return this.write(
-      incoming.map(({ lot }) => lot),
-      incoming,
-      now,
-    );
-  }
-
-  private async write(lots: readonly Lot[], incoming: readonly IncomingLot[] | null, now: Date): Promise<UpsertSummary> {
+  async upsertBatch(lots: readonly IncomingLot[], now = new Date()): Promise<UpsertSummary> {
     const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0 };
     if (lots.length === 0) return summary;
     const at = now.toISOString();
     const write = async (kysely: Kysely<Database>) => {
       const statuses = this.db.dialect === 'sqlite' ? await upsertLotsSqlite(kysely, lots, at) : await upsertLotsPostgres(kysely, lots, at);
-      if (incoming) await fillDerived(kysely, incoming, statuses, at);
+      await fillDerived(kysely, lots, statuses, at);
       for (const status of statuses) summary[status]++;
     };
     if (this.db.kysely.isTransaction) await write(this.db.kysely);
@@ -94,9 +77,10 @@ export class LotsRepository {
 }
 
 /** Fills, lot by lot, the fields that are still null after the upsert with the derived values. */
-async function fillDerived(kysely: Kysely<Database>, incoming: readonly IncomingLot[], statuses: LotUpsertStatus[], at: string): Promise<void> {
-  for (let i = 0; i < incoming.length; i++) {
-    const { lot, derived } = incoming[i]!;
+async function fillDerived(kysely: Kysely<Database>, lots: readonly IncomingLot[], statuses: LotUpsertStatus[], at: string): Promise<void> {
+  for (let i = 0; i < lots.length; i++) {
+    const lot = lots[i]!;
+    const { derived } = lot;
     if (!derived) continue;
     const fields = (Object.keys(derived) as (keyof Lot)[]).filter(
       (field) => DERIVABLE.has(field) && derived[field] !== null && derived[field] !== undefined,

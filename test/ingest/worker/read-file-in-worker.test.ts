@@ -21,7 +21,7 @@ async function collect(source: WorkerFileSource): Promise<Collected> {
   try {
     for await (const chunk of source.chunks) {
       seen.reads.push(chunk.read);
-      seen.lots.push(...chunk.lots.map(({ lot }) => lot));
+      seen.lots.push(...chunk.lots);
       seen.rejected.push(...chunk.rejected.map(({ line, reason }) => ({ line, reason })));
     }
   } catch (error) {
