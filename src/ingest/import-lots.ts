@@ -53,9 +53,12 @@ class BatchWriter {
     this.options.onRejected?.(rejected);
   }
 
-  async add(lot: IncomingLot): Promise<void> {
-    this.lots.push(lot);
-    if (this.lots.length >= this.batchSize) await this.flush();
+  /** Takes a chunk's lots, storing each batch as it fills (one await a batch, not one a lot). */
+  async addAll(lots: readonly IncomingLot[]): Promise<void> {
+    for (const lot of lots) {
+      this.lots.push(lot);
+      if (this.lots.length >= this.batchSize) await this.flush();
+    }
   }
 
   async flush(): Promise<void> {
@@ -103,7 +106,7 @@ export async function importPreparedChunks(chunks: AsyncIterable<PreparedChunk>,
       const chunk = next.value;
       writer.summary.read += chunk.read;
       for (const rejected of chunk.rejected) writer.reject(rejected);
-      for (const lot of chunk.lots) await writer.add(lot);
+      await writer.addAll(chunk.lots);
       writer.lastLine = chunk.lastLine;
     }
     finished = true;
