@@ -16,8 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
-import type { Lot } from '../src/domain/lot.ts';
-import { BULK_LOAD_CHECKPOINT_PAGES } from '../src/ingest/bulk-load.ts';
+import { BULK_LOAD_CHECKPOINT_PAGES } from '../src/storage/dialects/sqlite/lots-upsert.ts';
 import { LOT_COLUMNS, rowParams } from '../src/storage/repositories/lot-rows.ts';
 import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
@@ -65,7 +64,7 @@ async function ceilingChild(dataDir: string, rowsOf: { count: number; seed: numb
   const db = await openDatabase({ kind: 'sqlite', file });
   await migrateToLatest(db);
   await db.close();
-  // The connection settings of the app (src/storage/dialects/sqlite/connection.ts) and of an import (bulk-load.ts).
+  // The connection settings of the app (src/storage/dialects/sqlite/connection.ts) and of an import (src/storage/dialects/sqlite/lots-upsert.ts).
   const raw = new BetterSqlite3(file);
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = NORMAL');

@@ -24,6 +24,7 @@ import { InvoiceService } from './billing/invoice-service.ts';
 import { PlanService } from './billing/plan-service.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
+import { IngestService } from './ingest/ingest-service.ts';
 import { BILLING_PATH, RESET_PASSWORD_PATH } from './web/paths.ts';
 
 
@@ -78,6 +79,8 @@ export interface Container {
   readonly payments: PaymentsSetup;
   readonly stripeWebhooks: StripeWebhookHandler | null;
   readonly stripeCheckoutOrigin: string;
+  // Ingestion.
+  readonly ingest: IngestService;
   /**
    * @deprecated Transitional: a route or command that still reads this reaches storage around its
    * service. Being removed room by room.
@@ -142,6 +145,7 @@ export function createContainer(options: ContainerOptions): Container {
     payments,
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
+    ingest: new IngestService(repos.lots, config.dataDir),
     repos,
     close: async () => {
       await mailer.close();

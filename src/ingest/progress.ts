@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { ImportSummary } from './import-lots.ts';
+import type { ImportSummary } from './import-summary.ts';
 
 /**
  * Progress of an import on stderr: a live bar on a terminal (rows, rows per second, and the ETA

@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
-import type { RejectedRecord } from './import-lots.ts';
+import type { RejectedRecord } from './import-summary.ts';
 
 /**
  * The --report file: one JSON object per skipped record, `{"file", "line", "reason", "record"}`,

@@ -1,7 +1,10 @@
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Lot } from '../../src/domain/lot.ts';
-import { ImportInterruptedError, importLots, importPreparedChunks, SourceReadError, type PreparedChunk, type RejectedRecord } from '../../src/ingest/import-lots.ts';
+import { importLots, importPreparedChunks } from '../../src/ingest/import-lots.ts';
+import type { RejectedRecord } from '../../src/ingest/import-summary.ts';
+import { IngestError } from '../../src/ingest/ingest-error.ts';
+import type { PreparedChunk } from '../../src/ingest/prepare-lot.ts';
 import { readNdjsonRecords } from '../../src/ingest/formats/ndjson-records.ts';
 import type { SourceRecord } from '../../src/ingest/sources/source-record.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
@@ -104,10 +107,11 @@ describe.each(DIALECTS)('importLots on %s', (dialect) => {
       throw new Error('unexpected end of file');
     }
     const failure = await importLots(failing(), { lots: database.repos.lots }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(SourceReadError);
-    expect((failure as SourceReadError).message).toBe('unexpected end of file');
-    expect((failure as SourceReadError).afterLine).toBe(2);
-    expect((failure as SourceReadError).summary).toEqual({ read: 2, inserted: 2, updated: 0, unchanged: 0, skipped: 0 });
+    expect(failure).toBeInstanceOf(IngestError);
+    expect((failure as IngestError).kind).toBe('cut-short');
+    expect((failure as IngestError).message).toBe('unexpected end of file');
+    expect((failure as IngestError).afterLine).toBe(2);
+    expect((failure as IngestError).summary).toEqual({ read: 2, inserted: 2, updated: 0, unchanged: 0, skipped: 0 });
     expect(await database.repos.lots.count()).toBe(2);
   });
 });
@@ -134,7 +138,7 @@ describe('importLots batching', () => {
 });
 
 describe('importLots stopping on request', () => {
-  it('stores what was read, then throws ImportInterruptedError with the summary so far', async () => {
+  it('stores what was read, then throws an IngestError interrupted with the summary so far', async () => {
     const stop = new AbortController();
     const stored: number[] = [];
     const sink = {
@@ -153,9 +157,10 @@ describe('importLots stopping on request', () => {
       }
     }
     const failure = await importLots(records(), { lots: sink, batchSize: 5, signal: stop.signal }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(ImportInterruptedError);
-    expect((failure as ImportInterruptedError).summary).toEqual({ read: 5, inserted: 5, updated: 0, unchanged: 0, skipped: 0 });
-    expect((failure as ImportInterruptedError).afterLine).toBe(5);
+    expect(failure).toBeInstanceOf(IngestError);
+    expect((failure as IngestError).kind).toBe('interrupted');
+    expect((failure as IngestError).summary).toEqual({ read: 5, inserted: 5, updated: 0, unchanged: 0, skipped: 0 });
+    expect((failure as IngestError).afterLine).toBe(5);
     expect(stored).toEqual([1, 2, 3, 4, 5]);
     expect(produced).toBe(5); // nothing more was read
   });
@@ -177,9 +182,10 @@ describe('importPreparedChunks', () => {
       throw new Error('the file ends inside the record that starts on line 6: it is truncated');
     }
     const failure = await importPreparedChunks(chunks(), { lots: sink, batchSize: 3, onRejected: (r) => rejected.push(r) }).catch((e: unknown) => e);
-    expect(failure).toBeInstanceOf(SourceReadError);
-    expect((failure as SourceReadError).summary).toEqual({ read: 5, inserted: 4, updated: 0, unchanged: 0, skipped: 1 });
-    expect((failure as SourceReadError).afterLine).toBe(5);
+    expect(failure).toBeInstanceOf(IngestError);
+    expect((failure as IngestError).kind).toBe('cut-short');
+    expect((failure as IngestError).summary).toEqual({ read: 5, inserted: 4, updated: 0, unchanged: 0, skipped: 1 });
+    expect((failure as IngestError).afterLine).toBe(5);
     expect(batches).toEqual([3, 1]);
     expect(rejected).toEqual([{ line: 2, reason: 'bad' }]);
   });

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { emptySummary } from '../../src/ingest/import-lots.ts';
+import { emptySummary } from '../../src/ingest/import-summary.ts';
 import { startProgress } from '../../src/ingest/progress.ts';
 
 function capture(): { out: PassThrough & { isTTY?: boolean }; text: () => string } {

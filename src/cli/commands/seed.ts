@@ -1,9 +1,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { BULK_LOAD_BATCH_SIZE, tuneForBulkLoad } from '../../ingest/bulk-load.ts';
-import { emptySummary, importLots, ImportInterruptedError, type ImportSummary } from '../../ingest/import-lots.ts';
-import { startProgress } from '../../ingest/progress.ts';
-import type { SourceRecord } from '../../ingest/sources/source-record.ts';
-import { generateLots, MAX_SYNTHETIC_LOTS, VinReservoir } from '../../dev/seed/synthetic-lots.ts';
+import { BULK_LOAD_BATCH_SIZE } from '../../ingest/import-lots.ts';
+import type { ImportSummary } from '../../ingest/import-summary.ts';
+import { seedLots, type SeedOutcome } from '../../dev/seed/seed-lots.ts';
+import { MAX_SYNTHETIC_LOTS } from '../../dev/seed/synthetic-lots.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
 import { parseNonNegativeInteger, parsePositiveInteger } from '../options.ts';
@@ -16,7 +15,6 @@ interface SeedOptions {
   progress: boolean;
 }
 
-const SAMPLE_VINS = 5;
 const EXIT_INTERRUPTED = 130;
 
 const HELP_AFTER = `
@@ -33,11 +31,6 @@ function parseLotCount(text: string): number {
   const count = parsePositiveInteger(text);
   if (count > MAX_SYNTHETIC_LOTS) throw new InvalidArgumentError(`Expected at most ${MAX_SYNTHETIC_LOTS} lots.`);
   return count;
-}
-
-async function* syntheticRecords(count: number, seed: number, sample: VinReservoir): AsyncGenerator<SourceRecord> {
-  let line = 0;
-  for (const lot of generateLots({ count, seed, onVehicle: (vin) => sample.offer(vin) })) yield { line: ++line, raw: lot };
 }
 
 export function registerSeedCommand(program: Command): void {
@@ -58,41 +51,23 @@ export function registerSeedCommand(program: Command): void {
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
-      const sample = new VinReservoir(SAMPLE_VINS, options.seed);
-      const summary = emptySummary();
-      let interrupted = false;
+      let outcome: SeedOutcome;
       try {
-        await withDatabase(async ({ db, services: { repos } }) => {
-          await tuneForBulkLoad(db);
-          const progress = startProgress(
-            // Rows stand in for bytes: the total is known from the start.
-            { label: 'seed', summary, bytesRead: () => summary.read, totalBytes: options.lots, unit: 'rows' },
-            { enabled: options.progress && !(options.json && !process.stderr.isTTY) },
-          );
-          try {
-            await importLots(syntheticRecords(options.lots, options.seed, sample), {
-              lots: repos.lots,
-              batchSize: options.batchSize,
-              summary,
-              signal: stop.signal,
-              // A synthetic lot that fails normalisation is a bug of the generator, not bad input.
-              onRejected: ({ line, reason }) => {
-                throw new Error(`synthetic lot ${line} is not a valid lot: ${reason}`);
-              },
-            });
-          } catch (error) {
-            if (!(error instanceof ImportInterruptedError)) throw error;
-            interrupted = true;
-          } finally {
-            progress.stop();
-          }
-        });
+        outcome = await withDatabase(({ services }) =>
+          seedLots(services.ingest, {
+            count: options.lots,
+            seed: options.seed,
+            batchSize: options.batchSize,
+            progress: options.progress && !(options.json && !process.stderr.isTTY),
+            signal: stop.signal,
+          }),
+        );
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
       }
-      print(summary, sample.vins, options);
-      if (interrupted) throw new CliError('interrupted: run the same command again to finish (lots already written count as unchanged).', EXIT_INTERRUPTED);
+      print(outcome.summary, outcome.sampleVins, options);
+      if (outcome.interrupted) throw new CliError('interrupted: run the same command again to finish (lots already written count as unchanged).', EXIT_INTERRUPTED);
     });
 }
 

@@ -2,7 +2,8 @@ import { createReadStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.ts';
-import { importLots, SourceReadError, type ImportSummary } from '../../ingest/import-lots.ts';
+import type { ImportSummary } from '../../ingest/import-summary.ts';
+import { IngestError } from '../../ingest/ingest-error.ts';
 import { readNdjsonRecords } from '../../ingest/formats/ndjson-records.ts';
 import type { Container } from '../../container.ts';
 
@@ -37,19 +38,18 @@ export interface DemoSetup {
 export async function ensureDemoData(options: FirstRunOptions): Promise<DemoSetup | null> {
   const { config, services, log } = options;
   if (config.isProduction) return null;
-  if ((await services.repos.lots.count()) > 0) return null;
+  if ((await services.ingest.countLots()) > 0) return null;
 
   const file = options.demoFile ?? DEMO_LOTS_FILE;
   const input = createReadStream(file);
   let summary: ImportSummary;
   try {
-    summary = await importLots(readNdjsonRecords(input), {
-      lots: services.repos.lots,
+    summary = await services.ingest.importRecords(readNdjsonRecords(input), {
       onRejected: ({ line, reason }) => log.warn({ file, line, reason }, 'demo data: line skipped'),
     });
   } catch (error) {
     // A missing demo file is a packaging fault; it must not keep the API from starting.
-    if (!(error instanceof SourceReadError)) throw error;
+    if (!(error instanceof IngestError && error.kind === 'cut-short')) throw error;
     log.error({ file, err: error.cause }, 'demo data: cannot read the demo file; starting without demo data');
     return null;
   } finally {

@@ -1,9 +1,10 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../../errors.ts';
-import { importLots, SourceReadError, type RejectedRecord } from '../../ingest/import-lots.ts';
-import { InputRefusedError, openLotSource, type LotSource } from '../../ingest/sources/open-lot-source.ts';
+import type { RejectedRecord } from '../../ingest/import-summary.ts';
+import { IngestError } from '../../ingest/ingest-error.ts';
 import operatorAuth from '../plugins/operator-auth.ts';
 import { ErrorSchema } from '../api/schemas.ts';
 
@@ -113,17 +114,6 @@ const adminLotsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
       const limited = body.pipe(limitBytes(ADMIN_LOTS_BODY_LIMIT));
       body.on('error', (error) => limited.destroy(error));
-      let source: LotSource;
-      try {
-        source = await openLotSource(limited, { format: 'auto', jsonOnly: true });
-      } catch (error) {
-        if (error instanceof BodyTooLargeError) throw tooLarge();
-        if (!(error instanceof InputRefusedError)) throw error;
-        if (error.message === 'the file is empty') throw emptyBody();
-        const message = `The request body ${error.message}.`;
-        throw new ApiError('VALIDATION_FAILED', message, { errors: { body: [message] } });
-      }
-
       const rejected: { line: number; reason: string }[] = [];
       let notListed = 0;
       const onRejected = ({ line, reason }: RejectedRecord) => {
@@ -131,22 +121,43 @@ const adminLotsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         else notListed++;
       };
       try {
-        const summary = await importLots(source.records, { lots: app.services.repos.lots, batchSize: BATCH_SIZE, onRejected });
-        request.log.info({ operator: request.operator?.name, format: source.description, ...summary }, 'lots imported');
-        return { format: source.description, ...summary, rejected, rejected_not_listed: notListed };
+        const { format, summary } = await app.services.ingest.importUpload(limited, { batchSize: BATCH_SIZE, onRejected });
+        request.log.info({ operator: request.operator?.name, format, ...summary }, 'lots imported');
+        return { format, ...summary, rejected, rejected_not_listed: notListed };
       } catch (error) {
-        if (!(error instanceof SourceReadError)) throw error;
-        const { summary } = error;
-        const stored = `${summary.inserted + summary.updated + summary.unchanged} lots before line ${error.afterLine + 1} were stored (${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped} skipped)`;
-        request.log.warn({ operator: request.operator?.name, err: error.cause, ...summary }, 'lot upload stopped early');
-        if (error.cause instanceof BodyTooLargeError) {
-          throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${ADMIN_LOTS_BODY_LIMIT} bytes; the ${stored}. Send the rest in another request.`);
-        }
-        throw new ApiError('BAD_REQUEST', `The request body stopped before its end (${error.message}); the ${stored}. Send the rest again: lots already stored count as unchanged.`);
+        if (!(error instanceof IngestError)) throw error;
+        throw failureAnswer(error, request.log, request.operator?.name);
       }
     },
   );
 };
+
+/** The answer to an upload the importer could not take whole. */
+function failureAnswer(error: IngestError, log: FastifyBaseLogger, operator: string | undefined): unknown {
+  switch (error.kind) {
+    case 'empty':
+      return emptyBody();
+    case 'refused': {
+      const message = `The request body ${error.message}.`;
+      return new ApiError('VALIDATION_FAILED', message, { errors: { body: [message] } });
+    }
+    case 'unreadable':
+      // The body broke before a record of it was read: over the limit, or a fault.
+      return error.cause instanceof BodyTooLargeError ? tooLarge() : error.cause;
+    case 'cut-short': {
+      const { summary } = error;
+      const stored = `${summary.inserted + summary.updated + summary.unchanged} lots before line ${error.afterLine + 1} were stored (${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped} skipped)`;
+      log.warn({ operator, err: error.cause, ...summary }, 'lot upload stopped early');
+      if (error.cause instanceof BodyTooLargeError) {
+        return new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${ADMIN_LOTS_BODY_LIMIT} bytes; the ${stored}. Send the rest in another request.`);
+      }
+      return new ApiError('BAD_REQUEST', `The request body stopped before its end (${error.message}); the ${stored}. Send the rest again: lots already stored count as unchanged.`);
+    }
+    case 'interrupted':
+      // An upload is never asked to stop.
+      return error;
+  }
+}
 
 function emptyBody(): ApiError {
   const message = 'The request body is empty: send lots as NDJSON, one JSON object per line.';

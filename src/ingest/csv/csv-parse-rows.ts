@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { CsvError, parse, type Info } from 'csv-parse';
-import type { CsvRow, CsvRowsOptions } from './csv-rows.ts';
+import type { CsvRow, CsvRowsOptions } from './csv-row.ts';
 
 export interface CsvParseRowsOptions extends CsvRowsOptions {
   /** Added to every line number: the input starts this many lines into the file. */

@@ -3,15 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { CsvError } from 'csv-parse';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { columnCountReason, csvErrorReason, readCsvRowsWithCsvParse } from './csv-parse-rows.ts';
-
-export type CsvRow =
-  | { kind: 'header'; line: number; values: string[] }
-  | { kind: 'row'; line: number; values: string[]; source: string }
-  | { kind: 'bad'; line: number; reason: string; source: string };
-
-export interface CsvRowsOptions {
-  delimiter?: string;
-}
+import type { CsvRow, CsvRowsOptions } from './csv-row.ts';
 
 const QUOTE = 0x22;
 const LF = 0x0a;

@@ -1,11 +1,13 @@
 import { Readable } from 'node:stream';
 import { parse as parseCsvSync } from 'csv-parse/sync';
-import { readCsvRows, type CsvRow } from '../csv/csv-rows.ts';
+import type { CsvRow } from '../csv/csv-row.ts';
+import { readCsvRows } from '../csv/csv-rows.ts';
 import { isAuctionsApiRecord, lotsFromAuctionsApiRecord } from '../formats/auctionsapi-json.ts';
 import { copartRowMapper, describeCopartLayout, isCopartHeader, type MappedRecord } from '../formats/copart-csv.ts';
-import { csvMappingRowMapper, type CsvMapping } from '../formats/csv-mapping.ts';
+import { csvMappingRowMapper, MappingError, type CsvMapping } from '../formats/csv-mapping.ts';
 import { splitJsonValues } from '../formats/json-values.ts';
 import { readNdjsonRecords } from '../formats/ndjson-records.ts';
+import { IngestError, messageOf } from '../ingest-error.ts';
 import { gunzipIfCompressed, peek } from './peek.ts';
 import type { SourceRecord } from './source-record.ts';
 
@@ -46,15 +48,14 @@ function csvMapperFor(layout: CsvLayout, mapping: CsvMapping | undefined): (head
   return (header) => csvMappingRowMapper(mapping, header);
 }
 
-/** The file is not lot data at all; nothing was read from it into the database. */
-export class InputRefusedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InputRefusedError';
-  }
-}
-
 const SNIFF_BYTES = 64 * 1024;
+const EMPTY = 'the file is empty';
+
+/** Refuses the input: it is not lot data, or not in the form asked for. Nothing was read from it. */
+function refuse(stream: Readable, message: string, kind: 'refused' | 'empty' = 'refused'): never {
+  stream.destroy();
+  throw new IngestError(kind, message);
+}
 
 function firstLine(text: string): string {
   const end = text.search(/\r?\n/);
@@ -64,7 +65,7 @@ function firstLine(text: string): string {
 /** Why a file whose content is not lot data is refused, or null when it may be. */
 export function refusalFor(head: string): string | null {
   const text = head.replace(/^\uFEFF/, '').trimStart();
-  if (text === '') return 'the file is empty';
+  if (text === '') return EMPTY;
   if (text.includes('\u0000')) return 'looks like a binary file, not lot data (CSV, NDJSON or JSON)';
   if (/^<(?:!doctype\s+html|html|head|body|meta|title|script)\b/i.test(text) || (/^</.test(text) && /<html[\s>]/i.test(text))) {
     return 'looks like an HTML page (a bot wall or a login page?), not CSV or JSON';
@@ -172,23 +173,30 @@ function jsonFormat(format: FormatName, first: unknown): FormatName {
   return isAuctionsApiRecord(first) ? 'auctionsapi' : 'ndjson';
 }
 
+/** The input's first bytes, unzipped; a failure to read them is IngestError 'unreadable'. */
+async function sniff(input: Readable): Promise<{ head: Buffer; stream: Readable; compressed: boolean }> {
+  try {
+    const { stream: plain, compressed } = await gunzipIfCompressed(input);
+    return { ...(await peek(plain, SNIFF_BYTES)), compressed };
+  } catch (error) {
+    throw new IngestError('unreadable', messageOf(error), undefined, undefined, { cause: error });
+  }
+}
+
+/**
+ * Opens the input as lot data, or fails with IngestError: 'unreadable' when its first bytes cannot
+ * be read, 'empty' or 'refused' when it is not lot data (or not the format or mapping asked for).
+ */
 export async function openLotSource(input: Readable, options: LotSourceOptions = {}): Promise<LotSource> {
   const format = options.format ?? 'auto';
-  const { stream: plain, compressed } = await gunzipIfCompressed(input);
-  const { head, stream } = await peek(plain, SNIFF_BYTES);
+  const { head, stream, compressed } = await sniff(input);
   const text = head.toString('utf8');
   const refusal = refusalFor(text);
-  if (refusal !== null) {
-    stream.destroy();
-    throw new InputRefusedError(refusal);
-  }
+  if (refusal !== null) refuse(stream, refusal, refusal === EMPTY ? 'empty' : 'refused');
   const gz = compressed ? ', gzip' : '';
   const start = text.replace(/^\uFEFF/, '').trimStart();
   const looksJson = start.startsWith('{') || start.startsWith('[');
-  if (options.jsonOnly && !looksJson) {
-    stream.destroy();
-    throw new InputRefusedError('is not NDJSON: the first line does not start with "{"');
-  }
+  if (options.jsonOnly && !looksJson) refuse(stream, 'is not NDJSON: the first line does not start with "{"');
 
   if (format === 'copart-csv' || format === 'csv' || options.mapping || (format === 'auto' && !looksJson)) {
     const delimiter = options.mapping?.delimiter;
@@ -199,6 +207,7 @@ export async function openLotSource(input: Readable, options: LotSourceOptions =
         // A column the mapping names and the file lacks is found now, before any row is read.
         csvMappingRowMapper(mapping, header);
       } catch (error) {
+        if (error instanceof MappingError) refuse(stream, error.message);
         stream.destroy();
         throw error;
       }
@@ -206,15 +215,14 @@ export async function openLotSource(input: Readable, options: LotSourceOptions =
     }
     if (format === 'copart-csv' || isCopartHeader(header)) {
       if (!isCopartHeader(header)) {
-        stream.destroy();
-        throw new InputRefusedError('this is not a Copart sales-data CSV: its header has no "Lot number", "VIN" and "Sale Date M/D/CY" columns');
+        refuse(stream, 'this is not a Copart sales-data CSV: its header has no "Lot number", "VIN" and "Sale Date M/D/CY" columns');
       }
       return csvSource(`${describeCopartLayout(header)}${gz ? ' (gzip)' : ''}`, stream, 'copart', undefined);
     }
-    stream.destroy();
-    if (format === 'csv') throw new InputRefusedError('a CSV other than Copart\'s needs a mapping file: --map mapping.json (docs/import-formats.md)');
+    if (format === 'csv') refuse(stream, 'a CSV other than Copart\'s needs a mapping file: --map mapping.json (docs/import-formats.md)');
     const columns = header.slice(0, 8).map((name) => JSON.stringify(name.trim())).join(', ');
-    throw new InputRefusedError(
+    refuse(
+      stream,
       header.length > 1
         ? `a CSV with columns ${columns}${header.length > 8 ? ', ...' : ''} is not a layout this importer knows: give a mapping file with --map (docs/import-formats.md)`
         : 'is neither JSON nor a CSV with a header line: not lot data',

@@ -4,7 +4,7 @@ import type { FieldError } from '../normalise-lot.ts';
  * What every input format yields, one per record, in file order: a lot-shaped raw object (field
  * names of the Lot, values as the file had them or as the format's mapping turned them) or the
  * reason the record could not be read at all. Normalisation and batching are shared by every
- * format (prepare-lots.ts, import-lots.ts), so a new format only has to turn its records into
+ * format (prepare-lot.ts, import-lots.ts), so a new format only has to turn its records into
  * lot-shaped objects.
  *
  * `line` is where the record starts, as an editor numbers lines. `source` is the record as the

@@ -1,15 +1,17 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { PreparedChunk } from '../import-lots.ts';
-import { InputRefusedError } from '../sources/open-lot-source.ts';
+import { IngestError } from '../ingest-error.ts';
+import { PREPARE_CHUNK_SIZE, type PreparedChunk } from '../prepare-lot.ts';
 import type { MainMessage, ReadFileJob, WorkerMessage } from './read-file-worker.ts';
 
 /**
  * Reads, parses and normalises a lot file on a worker thread (read-file-worker.ts), so that the
  * main thread spends its time storing lots: on a machine with two cores or more, parsing and
  * storing then run side by side instead of taking turns. Same lots, same reports, same order as
- * reading the file in-process; importPreparedChunks stores them.
+ * reading the file in-process (the same prepare loop runs on the worker); importPreparedChunks
+ * stores them. A file that cannot be read or is not lot data fails with the IngestError it would
+ * have failed with in-process.
  */
 export interface WorkerFileSource {
   description: string;
@@ -22,17 +24,6 @@ export interface WorkerFileSource {
   close(): Promise<void>;
   chunks: AsyncIterable<PreparedChunk>;
 }
-
-/** The file could not be opened or its first bytes read (it does not exist, a broken gzip header). */
-export class FileOpenError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'FileOpenError';
-  }
-}
-
-/** Lots (or records) per message from the worker, unless the job says otherwise. */
-export const WORKER_CHUNK_SIZE = 500;
 
 const require = createRequire(import.meta.url);
 const WORKER_FILE = new URL('./read-file-worker.ts', import.meta.url).href;
@@ -52,7 +43,7 @@ export async function readFileInWorker(
 ): Promise<WorkerFileSource> {
   const worker = new Worker(BOOTSTRAP, {
     eval: true,
-    workerData: { chunkSize: WORKER_CHUNK_SIZE, maxInFlight: 8, ...job } satisfies ReadFileJob,
+    workerData: { chunkSize: PREPARE_CHUNK_SIZE, maxInFlight: 8, ...job } satisfies ReadFileJob,
   });
   const queue: WorkerMessage[] = [];
   let failure: Error | null = null;
@@ -98,9 +89,9 @@ export async function readFileInWorker(
     await worker.terminate();
     throw error;
   });
-  if (first.type === 'refused') {
+  if (first.type === 'not-read') {
     await worker.terminate();
-    throw first.cannotOpen ? new FileOpenError(first.message) : new InputRefusedError(first.message);
+    throw new IngestError(first.kind, first.message);
   }
   if (first.type !== 'opened') {
     await worker.terminate();

@@ -1,17 +1,16 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Lot } from '../../domain/lot.ts';
 import { createVinEnricher, type VinEnricher } from '../enrich-from-vin.ts';
-import { MappingError, type CsvMapping } from '../formats/csv-mapping.ts';
-import type { RejectedRecord } from '../import-lots.ts';
-import { InputRefusedError, openLotSource, type FormatName, type LotSource } from '../sources/open-lot-source.ts';
-import { prepareRecord } from '../prepare-lot.ts';
+import type { CsvMapping } from '../formats/csv-mapping.ts';
+import { IngestError, messageOf, type IngestErrorKind } from '../ingest-error.ts';
+import { prepareChunks, type PreparedChunk } from '../prepare-lot.ts';
+import { openLotSource, type FormatName, type LotSource } from '../sources/open-lot-source.ts';
 
 /**
  * The worker half of a file import (read-file-in-worker.ts starts it): reads the file, recognises
- * its format, parses, maps and normalises every record (and enriches it from the VIN when asked),
- * and sends lots ready to store, so that the main thread spends its time in SQLite, the slower
- * side for every format (docs/benchmarks.md).
+ * its format, prepares every record (prepare-lot.ts: parsed, mapped, normalised, and enriched from
+ * the VIN when asked), and sends lots ready to store, so that the main thread spends its time in
+ * SQLite, the slower side for every format (docs/benchmarks.md).
  */
 export interface ReadFileJob {
   file: string;
@@ -26,18 +25,10 @@ export interface ReadFileJob {
 
 export type WorkerMessage =
   | { type: 'opened'; description: string; size: number }
-  | {
-      type: 'chunk';
-      read: number;
-      lastLine: number;
-      lots: Lot[];
-      derived?: (Partial<Lot> | undefined)[];
-      rejected: RejectedRecord[];
-      bytesRead: number;
-    }
+  | ({ type: 'chunk'; bytesRead: number } & PreparedChunk)
   | { type: 'end'; bytesRead: number; enriched?: { decoded: number; enriched: number } }
   /** The file cannot be opened, or is not lot data: nothing was read from it. */
-  | { type: 'refused'; message: string; cannotOpen: boolean }
+  | { type: 'not-read'; kind: IngestErrorKind; message: string }
   /** Reading failed part-way: the chunks sent before are good. */
   | { type: 'read-error'; message: string; bytesRead: number }
   | { type: 'unpacking' };
@@ -67,7 +58,7 @@ async function run(job: ReadFileJob): Promise<void> {
   try {
     handle = await open(job.file, 'r');
   } catch (error) {
-    send({ type: 'refused', message: (error as Error).message, cannotOpen: true });
+    send({ type: 'not-read', kind: 'unreadable', message: messageOf(error) });
     return;
   }
   const { size } = await handle.stat();
@@ -78,43 +69,19 @@ async function run(job: ReadFileJob): Promise<void> {
     try {
       source = await openLotSource(stream, { format: job.format, ...(job.mapping ? { mapping: job.mapping } : {}) });
     } catch (error) {
-      const refused = error instanceof InputRefusedError || error instanceof MappingError;
-      send({ type: 'refused', message: (error as Error).message, cannotOpen: !refused });
+      send({ type: 'not-read', kind: error instanceof IngestError ? error.kind : 'unreadable', message: messageOf(error) });
       return;
     }
     if (job.enrichDataDir) enricher = await createVinEnricher({ dataDir: job.enrichDataDir, onUnpack: () => send({ type: 'unpacking' }) });
     send({ type: 'opened', description: source.description, size });
 
     try {
-      let chunk = { read: 0, lastLine: 0, lots: [] as Lot[], derived: undefined as (Partial<Lot> | undefined)[] | undefined, rejected: [] as RejectedRecord[] };
-      const flush = async () => {
-        if (chunk.read === 0) return;
-        const { derived, ...rest } = chunk;
-        await sendChunk({ type: 'chunk', ...rest, ...(derived ? { derived } : {}), bytesRead: stream.bytesRead });
-        chunk = { read: 0, lastLine: 0, lots: [], derived: undefined, rejected: [] };
-      };
-      try {
-        for await (const record of source.records) {
-          if (stopped) break;
-          chunk.read++;
-          chunk.lastLine = record.line;
-          const prepared = prepareRecord(record);
-          if (!prepared.ok) {
-            const { line, reason, source: text } = prepared;
-            chunk.rejected.push(text === undefined ? { line, reason } : { line, reason, source: text });
-          } else {
-            const derived = enricher ? await enricher.derive(prepared.lot) : undefined;
-            if (derived) (chunk.derived ??= new Array(chunk.lots.length))[chunk.lots.length] = derived;
-            chunk.lots.push(prepared.lot);
-          }
-          if (chunk.read >= job.chunkSize) await flush();
-        }
-      } finally {
-        // The records read before a failure go first, then the failure.
-        await flush();
+      for await (const chunk of prepareChunks(source.records, { chunkSize: job.chunkSize, enricher })) {
+        await sendChunk({ type: 'chunk', ...chunk, bytesRead: stream.bytesRead });
+        if (stopped) break;
       }
     } catch (error) {
-      send({ type: 'read-error', message: (error as Error).message, bytesRead: stream.bytesRead });
+      send({ type: 'read-error', message: messageOf(error), bytesRead: stream.bytesRead });
       return;
     }
     send({ type: 'end', bytesRead: stream.bytesRead, ...(enricher ? { enriched: enricher.stats } : {}) });

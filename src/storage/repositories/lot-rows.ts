@@ -1,4 +1,4 @@
-import type { LotRow, NewLotRow } from '../schema.ts';
+import type { LotRow } from '../schema.ts';
 import { LOT_FIELDS, type Lot } from '../../domain/lot.ts';
 
 export function lotFromRow(row: LotRow): Lot {
@@ -7,11 +7,8 @@ export function lotFromRow(row: LotRow): Lot {
   return lot as Lot;
 }
 
-export function rowFromLot(lot: Lot, now: string): NewLotRow {
-  const row = { created_at: now, updated_at: now } as Record<string, unknown>;
-  for (const field of LOT_FIELDS) row[field] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
-  return row as unknown as NewLotRow;
-}
+/** What an upsert did to one lot. */
+export type LotUpsertStatus = 'inserted' | 'updated' | 'unchanged';
 
 /**
  * The merge rule of an upsert: a field the incoming lot leaves unknown (null, or no images) keeps
@@ -65,7 +62,8 @@ export function rowParams(lot: Lot, now: string): unknown[] {
  * the incoming value unless that is null (images: unless it is the empty list), and the update
  * happens only when some field really changes (the WHERE), so an unchanged lot is not written at
  * all and keeps its updated_at. The same text runs on SQLite (3.39+ has IS DISTINCT FROM) and
- * PostgreSQL; only the placeholders and RETURNING differ (SQLite counts without it).
+ * PostgreSQL; only the placeholders and RETURNING differ (SQLite counts without it), which each
+ * dialect's lots-upsert.ts (storage/dialects/) sets.
  */
 export function upsertStatementSql(options: { rows: number; placeholder: (index: number) => string; returning?: string }): string {
   const width = LOT_COLUMNS.length;

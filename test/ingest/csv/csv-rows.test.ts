@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { readCsvRowsWithCsvParse } from '../../../src/ingest/csv/csv-parse-rows.ts';
-import { readCsvRows, type CsvRow, type CsvRowsOptions } from '../../../src/ingest/csv/csv-rows.ts';
+import type { CsvRow, CsvRowsOptions } from '../../../src/ingest/csv/csv-row.ts';
+import { readCsvRows } from '../../../src/ingest/csv/csv-rows.ts';
 import { Prng } from '../../../src/dev/seed/prng.ts';
 
 /** The file as a stream of byte chunks cut at the given sizes (a multi-byte character may be split). */

@@ -3,7 +3,7 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Lot } from '../../../src/domain/lot.ts';
 import { copartSaleDate, odometerBrand, titleDocument } from '../../../src/ingest/formats/copart-csv.ts';
-import { InputRefusedError } from '../../../src/ingest/sources/open-lot-source.ts';
+import { IngestError } from '../../../src/ingest/ingest-error.ts';
 import { fixture, lotsOf, readPrepared, rejectionsOf, sharedData, streamOf } from '../helpers.ts';
 
 /** The one real row of Copart's sample, as the importer must store it. */
@@ -141,7 +141,7 @@ describe('Copart sales-data CSV', () => {
 
   it('refuses an HTML page saved in place of the CSV', async () => {
     await expect(readPrepared(fixture('copart/bot-wall.csv'))).rejects.toThrow(
-      new InputRefusedError('looks like an HTML page (a bot wall or a login page?), not CSV or JSON'),
+      new IngestError('refused', 'looks like an HTML page (a bot wall or a login page?), not CSV or JSON'),
     );
     // Even when the format is forced.
     await expect(readPrepared(fixture('copart/bot-wall.csv'), { format: 'copart-csv' })).rejects.toThrow(/HTML page/);

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadCsvMapping, MappingError, parseCsvMapping, type CsvMapping } from '../../../src/ingest/formats/csv-mapping.ts';
+import { loadCsvMapping, parseCsvMapping, type CsvMapping } from '../../../src/ingest/formats/csv-mapping.ts';
+import { IngestError } from '../../../src/ingest/ingest-error.ts';
 import { fixture, lotsOf, readPrepared, rejectionsOf, sharedData, streamOf } from '../helpers.ts';
 
 const EXAMPLE = fileURLToPath(new URL('../../../examples/usa-cars.mapping.json', import.meta.url));
@@ -130,7 +131,7 @@ describe('mapping transforms', () => {
   it('refuses a file that lacks a column the mapping names, before reading a row', async () => {
     const m = mapping({ price: 'Price' });
     await expect(readPrepared(streamOf(`VIN,Stock,Cost\n${VIN},1,5\n`), { mapping: m })).rejects.toThrow(
-      new MappingError('the mapping takes price from the column "Price", which this file does not have; its columns are "VIN", "Stock", "Cost"'),
+      new IngestError('refused', 'the mapping takes price from the column "Price", which this file does not have; its columns are "VIN", "Stock", "Cost"'),
     );
   });
 

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Lot } from '../../../src/domain/lot.ts';
 import { loadCsvMapping } from '../../../src/ingest/formats/csv-mapping.ts';
-import { InputRefusedError } from '../../../src/ingest/sources/open-lot-source.ts';
-import { FileOpenError, readFileInWorker, type WorkerFileSource } from '../../../src/ingest/worker/read-file-in-worker.ts';
+import { IngestError } from '../../../src/ingest/ingest-error.ts';
+import { readFileInWorker, type WorkerFileSource } from '../../../src/ingest/worker/read-file-in-worker.ts';
 import { fixture, lotsOf, readPrepared, rejectionsOf } from '../helpers.ts';
 
 interface Collected {
@@ -64,8 +64,10 @@ describe('reading a file on a worker thread', () => {
   });
 
   it('refuses a file that is not lot data, and says when a file cannot be opened', async () => {
-    await expect(readFileInWorker({ file: fixture('copart/bot-wall.csv'), format: 'auto' })).rejects.toThrow(InputRefusedError);
-    await expect(readFileInWorker({ file: path.join(dir, 'missing.csv'), format: 'auto' })).rejects.toThrow(FileOpenError);
+    await expect(readFileInWorker({ file: fixture('copart/bot-wall.csv'), format: 'auto' })).rejects.toThrow(IngestError);
+    await expect(readFileInWorker({ file: fixture('copart/bot-wall.csv'), format: 'auto' })).rejects.toMatchObject({ kind: 'refused' });
+    await expect(readFileInWorker({ file: path.join(dir, 'missing.csv'), format: 'auto' })).rejects.toThrow(IngestError);
+    await expect(readFileInWorker({ file: path.join(dir, 'missing.csv'), format: 'auto' })).rejects.toMatchObject({ kind: 'unreadable' });
   });
 
   it('passes on what was read before a truncated end, then the reason', async () => {

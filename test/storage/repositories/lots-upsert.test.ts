@@ -78,19 +78,19 @@ describe.each(DIALECTS)('LotsRepository.upsertBatch in SQL (%s)', (dialect) => {
     await t.repos.lots.upsertBatch([stored]);
     const thin = makeLot({ vin, lot_id: stored.lot_id, odometer: 5 });
     const derived = { brand: 'Mercedes-Benz', model: 'GL-Class', year: 2011, cylinders: 8 };
-    expect(await t.repos.lots.upsertBatch([thin], new Date(), { derived: [derived] })).toEqual({ inserted: 0, updated: 1, unchanged: 0 });
+    expect(await t.repos.lots.upsertBatch([{ ...thin, derived }])).toEqual({ inserted: 0, updated: 1, unchanged: 0 });
     const [found] = (await t.repos.lots.findByVin(vin)).filter((lot) => lot.lot_id === stored.lot_id);
     // A source's brand and year stay; the gaps are filled.
     expect(found).toMatchObject({ brand: 'MERCEDES-BENZ', year: 2010, model: 'GL-Class', cylinders: 8, odometer: 5 });
 
     // Nothing left to fill: unchanged, and updated_at does not move.
-    expect(await t.repos.lots.upsertBatch([thin], new Date(), { derived: [derived] })).toEqual({ inserted: 0, updated: 0, unchanged: 1 });
+    expect(await t.repos.lots.upsertBatch([{ ...thin, derived }])).toEqual({ inserted: 0, updated: 0, unchanged: 1 });
     // A derived value only fills: the next source value replaces it as any value.
     expect(await t.repos.lots.upsertBatch([{ ...thin, model: 'GL 450' }])).toEqual({ inserted: 0, updated: 1, unchanged: 0 });
 
     // A new lot: inserted (not updated), with its gaps filled.
     const fresh = makeLot({ vin, lot_id: nextLotId(), brand: 'MERCEDES-BENZ' });
-    expect(await t.repos.lots.upsertBatch([fresh, makeLot({ vin, lot_id: nextLotId() })], new Date(), { derived: [derived] })).toEqual({
+    expect(await t.repos.lots.upsertBatch([{ ...fresh, derived }, makeLot({ vin, lot_id: nextLotId() })])).toEqual({
       inserted: 2,
       updated: 0,
       unchanged: 0,

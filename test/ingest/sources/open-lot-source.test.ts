@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { InputRefusedError, refusalFor } from '../../../src/ingest/sources/open-lot-source.ts';
+import { IngestError } from '../../../src/ingest/ingest-error.ts';
+import { refusalFor } from '../../../src/ingest/sources/open-lot-source.ts';
 import { fixture, lotsOf, readPrepared, streamOf } from '../helpers.ts';
 
 const LOT = { vin: '1HGCV1F3XLA012873', auction: 'copart', lot_id: 41873052, price: 11200 };
@@ -33,7 +34,7 @@ describe('recognising a file by its content', () => {
     ['PK\u0003\u0004\u0000\u0000binary', 'looks like a binary file, not lot data (CSV, NDJSON or JSON)'],
   ])('refuses %j', async (content, reason) => {
     expect(refusalFor(content)).toBe(reason);
-    await expect(readPrepared(streamOf(content))).rejects.toThrow(new InputRefusedError(reason));
+    await expect(readPrepared(streamOf(content))).rejects.toThrow(new IngestError(reason === 'the file is empty' ? 'empty' : 'refused', reason));
   });
 
   it('refuses a gzipped HTML page too', async () => {

@@ -1,0 +1,52 @@
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Lot } from '../../../domain/lot.ts';
+import type { Database } from '../../schema.ts';
+import { rowParams, upsertStatementSql, type LotUpsertStatus } from '../../repositories/lot-rows.ts';
+
+/** Rows per statement: 500 x 32 parameters stays far below the protocol's 65,535. */
+const ROWS_PER_STATEMENT = 500;
+const statements = new Map<number, string>();
+
+function upsertStatement(rows: number): string {
+  let text = statements.get(rows);
+  if (text === undefined) {
+    text = upsertStatementSql({
+      rows,
+      placeholder: (index) => `$${index + 1}`,
+      // A row the statement inserted has no xmax yet; one it updated carries this transaction's id.
+      returning: '"auction", "lot_id", (xmax = 0) as inserted',
+    });
+    statements.set(rows, text);
+  }
+  return text;
+}
+
+const keyOf = (auction: string, lotId: number) => `${auction}\u0000${lotId}`;
+
+/**
+ * Multi-row statements, one round trip per 500 lots. PostgreSQL refuses to touch one row twice in
+ * a statement, so a lot seen again in the batch starts a new statement; the later one then finds
+ * the row the earlier one wrote, as a later line should.
+ */
+export async function upsertLotsPostgres(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]> {
+  const statuses: LotUpsertStatus[] = new Array(lots.length).fill('unchanged');
+  let start = 0;
+  while (start < lots.length) {
+    const positions = new Map<string, number>();
+    let end = start;
+    while (end < lots.length && end - start < ROWS_PER_STATEMENT) {
+      const key = keyOf(lots[end]!.auction, lots[end]!.lot_id);
+      if (positions.has(key)) break;
+      positions.set(key, end);
+      end++;
+    }
+    const params: unknown[] = [];
+    for (let i = start; i < end; i++) params.push(...rowParams(lots[i]!, at));
+    const { rows } = await kysely.executeQuery<{ auction: string; lot_id: number; inserted: boolean }>(
+      CompiledQuery.raw(upsertStatement(end - start), params),
+    );
+    for (const row of rows) statuses[positions.get(keyOf(row.auction, Number(row.lot_id)))!] = row.inserted ? 'inserted' : 'updated';
+    start = end;
+  }
+  return statuses;
+}
