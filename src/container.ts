@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
 import type { Db } from './storage/database.ts';
-import { createRepositories, type Repositories } from './storage/repositories/index.ts';
+import { createRepositories } from './storage/repositories/index.ts';
 import { Metrics } from './observability/metrics.ts';
 import type { RateLimiter } from './limits/rate/rate-limiter.ts';
 import { createRateLimiter } from './limits/rate/create-rate-limiter.ts';
@@ -81,11 +81,6 @@ export interface Container {
   readonly stripeCheckoutOrigin: string;
   // Ingestion.
   readonly ingest: IngestService;
-  /**
-   * @deprecated Transitional: a route or command that still reads this reaches storage around its
-   * service. Being removed room by room.
-   */
-  readonly repos: Repositories;
   /** Closes what the container opened (the rate limiter's Redis connection, the mailer); not the database. */
   close(): Promise<void>;
 }
@@ -146,7 +141,6 @@ export function createContainer(options: ContainerOptions): Container {
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
     ingest: new IngestService(repos.lots, config.dataDir),
-    repos,
     close: async () => {
       await mailer.close();
       await limiterSetup.close();
