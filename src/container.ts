@@ -57,7 +57,6 @@ export interface ContainerOptions {
 export interface Container {
   readonly config: Config;
   readonly metrics: Metrics;
-  readonly rateLimiter: RateLimiter;
   /** Storage health, for the load balancer's probe. */
   readonly database: Pick<Db, 'ping' | 'dialect'>;
   // Search and limits.
@@ -121,7 +120,6 @@ export function createContainer(options: ContainerOptions): Container {
   return Object.freeze({
     config,
     metrics,
-    rateLimiter: limiterSetup.limiter,
     database: db,
     search,
     reports: new ReportService(repos.reports),

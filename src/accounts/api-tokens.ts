@@ -59,9 +59,4 @@ export class ApiTokenService {
   revokeBySecret(secret: string, now = new Date()): Promise<boolean> {
     return this.repos.tokens.revokeByToken(secret, now);
   }
-
-  /** Records when a token was last used. */
-  touch(tokenId: string, now = new Date()): Promise<void> {
-    return this.repos.tokens.touch(tokenId, now);
-  }
 }

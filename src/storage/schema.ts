@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 
 /**
  * Table types for Kysely. Timestamps are ISO 8601 UTC strings with milliseconds
@@ -241,7 +241,6 @@ export type AccountRow = Selectable<AccountsTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type LotRow = Selectable<LotsTable>;
-export type NewLotRow = Insertable<LotsTable>;
 export type SearchRow = Selectable<SearchesTable>;
 
 export type InvoiceRow = Selectable<InvoicesTable>;

@@ -1,8 +1,8 @@
 import type { Transaction } from 'kysely';
 import type { Db } from './database.ts';
 import type { Database, SearchRow } from './schema.ts';
-import { GroupCommit } from './dialects/sqlite/group-commit.ts';
-import { TransactionPerCommit } from './dialects/postgres/transaction-per-commit.ts';
+import { GroupCommit } from './dialects/sqlite/commits.ts';
+import { TransactionPerCommit } from './dialects/postgres/commits.ts';
 import type { IdempotencyKeysRepository } from './repositories/idempotency-keys-repository.ts';
 import type { ReportsRepository } from './repositories/reports-repository.ts';
 import type { SearchesRepository } from './repositories/searches-repository.ts';

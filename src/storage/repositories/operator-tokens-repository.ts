@@ -1,4 +1,5 @@
 import type { Db } from '../database.ts';
+import { revokeLiveToken } from './revoke-token.ts';
 import type { OperatorTokenRow } from '../schema.ts';
 import type { OperatorPrincipal } from '../../domain/principal.ts';
 import { generateOperatorToken, hashOperatorToken, newOperatorTokenId, type OperatorToken } from '../../domain/operator-token.ts';
@@ -43,24 +44,12 @@ export class OperatorTokensRepository {
 
   /** Revokes by the secret itself. False when no live token has that value. */
   async revokeByToken(token: string, now = new Date()): Promise<boolean> {
-    const result = await this.db.kysely
-      .updateTable('operator_tokens')
-      .set({ revoked_at: now.toISOString() })
-      .where('token_hash', '=', hashOperatorToken(token))
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return revokeLiveToken(this.db.kysely, { table: 'operator_tokens', column: 'token_hash', value: hashOperatorToken(token) }, now);
   }
 
   /** Revokes by id (as `list` shows it). False when no live token has that id. */
   async revokeById(id: string, now = new Date()): Promise<boolean> {
-    const result = await this.db.kysely
-      .updateTable('operator_tokens')
-      .set({ revoked_at: now.toISOString() })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return revokeLiveToken(this.db.kysely, { table: 'operator_tokens', column: 'id', value: id }, now);
   }
 
   /**

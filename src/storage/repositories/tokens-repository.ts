@@ -3,6 +3,7 @@ import type { ApiTokenRow } from '../schema.ts';
 import { generateApiToken, hashApiToken, type ApiToken } from '../../domain/api-token.ts';
 import { newId } from '../../domain/ids.ts';
 import { PreparedQuery } from '../prepared-query.ts';
+import { revokeLiveToken } from './revoke-token.ts';
 import type { TokenPrincipal } from '../../domain/principal.ts';
 
 function toApiToken(row: ApiTokenRow): ApiToken {
@@ -76,13 +77,7 @@ export class TokensRepository {
 
   /** Revokes by the secret itself. Returns false when no live token has that value. */
   async revokeByToken(token: string, now = new Date()): Promise<boolean> {
-    const result = await this.db.kysely
-      .updateTable('api_tokens')
-      .set({ revoked_at: now.toISOString() })
-      .where('token_hash', '=', hashApiToken(token))
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return revokeLiveToken(this.db.kysely, { table: 'api_tokens', column: 'token_hash', value: hashApiToken(token) }, now);
   }
 
   async listForAccount(accountId: string): Promise<ApiToken[]> {
@@ -130,14 +125,7 @@ export class TokensRepository {
 
   /** Revokes one of the account's tokens at once. False when it is not the account's, or already revoked. */
   async revokeForAccount(accountId: string, tokenId: string, now = new Date()): Promise<boolean> {
-    const result = await this.db.kysely
-      .updateTable('api_tokens')
-      .set({ revoked_at: now.toISOString() })
-      .where('id', '=', tokenId)
-      .where('account_id', '=', accountId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return revokeLiveToken(this.db.kysely, { table: 'api_tokens', column: 'id', value: tokenId, accountId }, now);
   }
 
   /**

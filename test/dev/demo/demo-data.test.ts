@@ -66,6 +66,7 @@ describe('the demo data set (demo/lots.ndjson)', () => {
 describe.each(DIALECTS)('ensureDemoData on %s', (dialect) => {
   let database: TestDatabase;
   let services: Container;
+  let rateLimiter: MemoryRateLimiter;
   let output: string;
   const out = { write: (text: string) => (output += text) };
   const log = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
@@ -73,7 +74,8 @@ describe.each(DIALECTS)('ensureDemoData on %s', (dialect) => {
 
   beforeEach(async () => {
     database = await createTestDatabase(dialect);
-    services = createContainer({ config: testConfig(), db: database.db, log: pino({ level: 'silent' }), rateLimiter: new MemoryRateLimiter() });
+    rateLimiter = new MemoryRateLimiter();
+    services = createContainer({ config: testConfig(), db: database.db, log: pino({ level: 'silent' }), rateLimiter });
     output = '';
     log.info.mockClear();
     log.warn.mockClear();
@@ -81,7 +83,7 @@ describe.each(DIALECTS)('ensureDemoData on %s', (dialect) => {
   });
   afterEach(async () => {
     await services.close();
-    await services.rateLimiter.close();
+    await rateLimiter.close();
     await database.destroy();
   });
 
