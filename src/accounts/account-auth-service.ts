@@ -8,10 +8,12 @@ import { passwordResetMessage } from './mail/messages.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 import { hashSecret, newSecret, type SessionService } from './session-service.ts';
 import {
+  accountSubject,
   addressSubject,
   emailSubject,
   LOGIN_PER_ADDRESS,
   LOGIN_PER_EMAIL,
+  PASSWORD_CHECK_PER_ACCOUNT,
   RESET_PER_ADDRESS,
   RESET_PER_EMAIL,
   SIGNUP_PER_ADDRESS,
@@ -24,6 +26,11 @@ export const RESET_LINK_TTL_MS = 60 * 60 * 1000;
 
 export type AuthOutcome =
   | { kind: 'ok'; account: Account }
+  | { kind: 'invalid'; errors: FieldErrors }
+  | { kind: 'throttled'; retryAfterMs: number };
+
+export type PasswordChangeOutcome =
+  | { kind: 'changed' }
   | { kind: 'invalid'; errors: FieldErrors }
   | { kind: 'throttled'; retryAfterMs: number };
 
@@ -60,24 +67,30 @@ export class AccountAuthService {
     if (passwordError) addError(errors, 'password', passwordError);
     if (Object.keys(errors).length > 0 || !('email' in email)) return { kind: 'invalid', errors };
 
-    const wait = await this.throttle.retryAfterMs(SIGNUP_PER_ADDRESS, addressSubject(input.ip), input.now);
-    if (wait > 0) return { kind: 'throttled', retryAfterMs: wait };
-    const taken: AuthOutcome = { kind: 'invalid', errors: { email: ['An account with this email already exists. Log in, or reset your password.'] } };
-    if (await this.deps.repos.accounts.findByEmail(email.email)) return taken;
-
-    const hash = await this.deps.hasher.hash(input.password as string);
+    // The place is taken before the hash is made: sign-ups arriving together count each other.
+    const reservation = await this.throttle.reserve([{ rule: SIGNUP_PER_ADDRESS, subject: addressSubject(input.ip) }], input.now);
+    if (reservation.kind === 'throttled') return reservation;
+    let made = false;
     try {
-      const account = await inTransaction(this.deps.db, async (repos) => {
-        const created = await repos.accounts.create(email.email, input.now);
-        await repos.passwords.set(created.id, hash, input.now);
-        return created;
-      });
-      await this.throttle.record(SIGNUP_PER_ADDRESS, addressSubject(input.ip), input.now);
-      return { kind: 'ok', account };
-    } catch (error) {
-      // Two sign-ups with one address at once: the other one won.
-      if (this.deps.db.isUniqueViolation(error)) return taken;
-      throw error;
+      const taken: AuthOutcome = { kind: 'invalid', errors: { email: ['An account with this email already exists. Log in, or reset your password.'] } };
+      if (await this.deps.repos.accounts.findByEmail(email.email)) return taken;
+      const hash = await this.deps.hasher.hash(input.password as string);
+      try {
+        const account = await inTransaction(this.deps.db, async (repos) => {
+          const created = await repos.accounts.create(email.email, input.now);
+          await repos.passwords.set(created.id, hash, input.now);
+          return created;
+        });
+        made = true;
+        return { kind: 'ok', account };
+      } catch (error) {
+        // Two sign-ups with one address at once: the other one won.
+        if (this.deps.db.isUniqueViolation(error)) return taken;
+        throw error;
+      }
+    } finally {
+      // The rule counts accounts made: a refused or failed sign-up gives its place back.
+      if (!made) await this.throttle.release(reservation);
     }
   }
 
@@ -90,12 +103,17 @@ export class AccountAuthService {
     const { now } = input;
     const byEmail = emailSubject(email.email);
     const byAddress = addressSubject(input.ip);
-    const wait = Math.max(
-      await this.throttle.retryAfterMs(LOGIN_PER_EMAIL, byEmail, now),
-      await this.throttle.retryAfterMs(LOGIN_PER_ADDRESS, byAddress, now),
+    // Counted as a failure before the password is even looked at, under both rules at once:
+    // guesses arriving together count each other, and over the limit none is checked, the right
+    // password included. A guess that proves right gives its place back.
+    const reservation = await this.throttle.reserve(
+      [
+        { rule: LOGIN_PER_EMAIL, subject: byEmail },
+        { rule: LOGIN_PER_ADDRESS, subject: byAddress },
+      ],
+      now,
     );
-    // Refused before the password is even looked at: guessing on does not help.
-    if (wait > 0) return { kind: 'throttled', retryAfterMs: wait };
+    if (reservation.kind === 'throttled') return reservation;
 
     const account = await this.deps.repos.accounts.findByEmail(email.email);
     const stored = account ? await this.deps.repos.passwords.get(account.id) : undefined;
@@ -104,35 +122,46 @@ export class AccountAuthService {
     else ok = await this.deps.hasher.verify(password, stored);
 
     if (!ok || !account) {
-      await this.throttle.record(LOGIN_PER_EMAIL, byEmail, now);
-      await this.throttle.record(LOGIN_PER_ADDRESS, byAddress, now);
       await this.throttle.prune(now);
       return { kind: 'invalid', errors: { form: [WRONG_CREDENTIALS] } };
     }
+    // The owner is in: the email's count of failures ends (as before this change), with it the
+    // places of guesses still in flight, which are then ordered before this log-in.
+    await this.throttle.release(reservation);
     await this.throttle.clear(LOGIN_PER_EMAIL, byEmail);
     if (this.deps.hasher.needsRehash(stored!)) await this.deps.repos.passwords.set(account.id, await this.deps.hasher.hash(password), now);
     return { kind: 'ok', account };
   }
 
-  /** Changes the password and logs out every other browser of the account. */
   /** False for an account the operator's CLI made, until its owner sets a password by a reset link. */
   async hasPassword(accountId: string): Promise<boolean> {
     return (await this.deps.repos.passwords.get(accountId)) !== undefined;
   }
 
-  async changePassword(input: { accountId: string; email: string; current: unknown; next: unknown; keepSessionId: string; now: Date }): Promise<FieldErrors | null> {
+  /**
+   * Changes the password and logs out every other browser of the account. The current password is
+   * checked under a per-account limit, its place reserved before the check as at log-in: a stolen
+   * session cannot guess it at scrypt speed. A right one ends the count, its own place included.
+   */
+  async changePassword(input: { accountId: string; email: string; current: unknown; next: unknown; keepSessionId: string; now: Date }): Promise<PasswordChangeOutcome> {
     const errors: FieldErrors = {};
-    const stored = await this.deps.repos.passwords.get(input.accountId);
     if (typeof input.current !== 'string' || input.current === '') addError(errors, 'current_password', 'Enter your current password.');
-    else if (stored === undefined || !(await this.deps.hasher.verify(input.current, stored))) addError(errors, 'current_password', 'That is not your current password.');
+    else {
+      const byAccount = accountSubject(input.accountId);
+      const reservation = await this.throttle.reserve([{ rule: PASSWORD_CHECK_PER_ACCOUNT, subject: byAccount }], input.now);
+      if (reservation.kind === 'throttled') return reservation;
+      const stored = await this.deps.repos.passwords.get(input.accountId);
+      if (stored === undefined || !(await this.deps.hasher.verify(input.current, stored))) addError(errors, 'current_password', 'That is not your current password.');
+      else await this.throttle.clear(PASSWORD_CHECK_PER_ACCOUNT, byAccount);
+    }
     const nextError = checkNewPassword(input.next, input.email);
     if (nextError) addError(errors, 'new_password', nextError);
-    if (Object.keys(errors).length > 0) return errors;
+    if (Object.keys(errors).length > 0) return { kind: 'invalid', errors };
 
     await this.deps.repos.passwords.set(input.accountId, await this.deps.hasher.hash(input.next as string), input.now);
     await this.deps.repos.passwordResets.invalidateForAccount(input.accountId, input.now);
     await this.deps.sessions.endOthers(input.accountId, input.keepSessionId);
-    return null;
+    return { kind: 'changed' };
   }
 
   /**
@@ -144,14 +173,13 @@ export class AccountAuthService {
     const email = checkEmail(input.email);
     if ('error' in email) return { kind: 'invalid', errors: { email: [email.error] } };
     const { now } = input;
+    // Each request keeps its place, whatever follows: the rules count requests, not mails sent.
     const byAddress = addressSubject(input.ip);
-    const addressWait = await this.throttle.retryAfterMs(RESET_PER_ADDRESS, byAddress, now);
-    if (addressWait > 0) return { kind: 'throttled', retryAfterMs: addressWait };
-    await this.throttle.record(RESET_PER_ADDRESS, byAddress, now);
+    const forAddress = await this.throttle.reserve([{ rule: RESET_PER_ADDRESS, subject: byAddress }], now);
+    if (forAddress.kind === 'throttled') return forAddress;
 
     const byEmail = emailSubject(email.email);
-    if ((await this.throttle.retryAfterMs(RESET_PER_EMAIL, byEmail, now)) > 0) return { kind: 'done' };
-    await this.throttle.record(RESET_PER_EMAIL, byEmail, now);
+    if ((await this.throttle.reserve([{ rule: RESET_PER_EMAIL, subject: byEmail }], now)).kind === 'throttled') return { kind: 'done' };
 
     const account = await this.deps.repos.accounts.findByEmail(email.email);
     if (!account) return { kind: 'done' };

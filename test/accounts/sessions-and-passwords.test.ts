@@ -56,8 +56,9 @@ describe.each(DIALECTS)('sessions, throttling and password hashes (%s)', (dialec
     const subject = `email:${randomEmail()}`;
     for (let i = 0; i < 5; i++) {
       expect(await throttle.retryAfterMs(LOGIN_PER_EMAIL, subject, after(i * MINUTE))).toBe(0);
-      await throttle.record(LOGIN_PER_EMAIL, subject, after(i * MINUTE));
+      expect((await throttle.reserve([{ rule: LOGIN_PER_EMAIL, subject }], after(i * MINUTE))).kind).toBe('reserved');
     }
+    expect(await throttle.reserve([{ rule: LOGIN_PER_EMAIL, subject }], after(5 * MINUTE))).toEqual({ kind: 'throttled', retryAfterMs: 10 * MINUTE });
     // The oldest of the five ages out 15 minutes after it was made.
     expect(await throttle.retryAfterMs(LOGIN_PER_EMAIL, subject, after(5 * MINUTE))).toBe(10 * MINUTE);
     expect(await throttle.retryAfterMs(LOGIN_PER_EMAIL, subject, after(15 * MINUTE + 1))).toBe(0);

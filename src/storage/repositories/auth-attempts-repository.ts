@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../database.ts';
 
-export type AttemptKind = 'login_failure' | 'reset_request' | 'signup';
+export type AttemptKind = 'login_failure' | 'reset_request' | 'signup' | 'password_check';
+
+/** One place asked for: an attempt of `kind` by `subject`, allowed while fewer than `limit` were made after `since`. */
+export interface AttemptClaim {
+  kind: AttemptKind;
+  subject: string;
+  limit: number;
+  since: Date;
+}
 
 /**
  * Attempts counted in a sliding window (failed log-ins per email and per address, reset mails per
@@ -10,11 +19,49 @@ export type AttemptKind = 'login_failure' | 'reset_request' | 'signup';
 export class AuthAttemptsRepository {
   constructor(private readonly db: Db) {}
 
-  async record(kind: AttemptKind, subject: string, now = new Date()): Promise<void> {
-    await this.db.kysely
-      .insertInto('auth_attempts')
-      .values({ id: randomBytes(12).toString('hex'), kind, subject, created_at: now.toISOString() })
-      .execute();
+  /**
+   * Records one attempt under every claim if each is under its limit, else none: the ids of the
+   * rows made, or null. Counting and recording are one step for every instance at once, so
+   * attempts arriving together cannot all see the same count and all pass.
+   *
+   * One `insert ... select ... where <counts under limits>` does both. On SQLite a writing statement
+   * takes the database's write lock before it reads, so the statement is serial across
+   * connections and processes. On PostgreSQL, read committed lets two such statements count the
+   * same rows, so they run in a transaction that first takes an advisory lock per subject (in a
+   * fixed order: no deadlock); the insert then reads a snapshot taken after the lock, which holds
+   * every attempt committed by the previous holder.
+   */
+  async reserve(claims: AttemptClaim[], now: Date): Promise<string[] | null> {
+    const ids = claims.map(() => randomBytes(12).toString('hex'));
+    const createdAt = now.toISOString();
+    const rows = claims.map(
+      (claim, i) =>
+        sql`select cast(${ids[i]} as text) as id, cast(${claim.kind} as text) as kind, cast(${claim.subject} as text) as subject, cast(${createdAt} as text) as created_at`,
+    );
+    const underLimits = claims.map(
+      (claim) =>
+        sql`(select count(*) from auth_attempts where kind = ${claim.kind} and subject = ${claim.subject} and created_at > ${claim.since.toISOString()}) < ${claim.limit}`,
+    );
+    const insert = sql`insert into auth_attempts (id, kind, subject, created_at)
+      select id, kind, subject, created_at from (${sql.join(rows, sql` union all `)}) as attempt
+      where ${sql.join(underLimits, sql` and `)}`;
+
+    if (this.db.dialect === 'sqlite') {
+      const result = await insert.execute(this.db.kysely);
+      return Number(result.numAffectedRows ?? 0) === claims.length ? ids : null;
+    }
+    const keys = [...new Set(claims.map((claim) => `auth_attempts:${claim.kind}:${claim.subject}`))].sort();
+    return this.db.kysely.transaction().execute(async (trx) => {
+      for (const key of keys) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+      const result = await insert.execute(trx);
+      return Number(result.numAffectedRows ?? 0) === claims.length ? ids : null;
+    });
+  }
+
+  /** Gives back places taken by `reserve` (an attempt that the rules do not count once it is over). */
+  async release(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.kysely.deleteFrom('auth_attempts').where('id', 'in', ids).execute();
   }
 
   /** How many attempts since `since`, and when the oldest of them was (to say when one frees up). */

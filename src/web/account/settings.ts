@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../accounts/validation.ts';
-import { firstErrors } from '../site/present.ts';
+import { firstErrors, formatWait } from '../site/present.ts';
 import { accountOf } from './current-account.ts';
 
 const Form = Type.Record(Type.String(), Type.Unknown());
@@ -45,7 +45,7 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/settings/password', { schema: { hide: true, body: Form } }, async (request, reply) => {
     const account = accountOf(request);
-    const errors = await services.auth.changePassword({
+    const outcome = await services.auth.changePassword({
       accountId: account.id,
       email: account.email,
       current: request.body.current_password,
@@ -53,7 +53,12 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       keepSessionId: request.webSessionId!,
       now: new Date(),
     });
-    if (errors) return renderSettings(request, reply, { errors: firstErrors(errors) }, 422);
+    if (outcome.kind === 'throttled') {
+      reply.header('retry-after', String(Math.ceil(outcome.retryAfterMs / 1000)));
+      const wait = formatWait(outcome.retryAfterMs);
+      return renderSettings(request, reply, { errors: { current_password: `Too many wrong passwords were tried for this account. Try again in ${wait}.` } }, 429);
+    }
+    if (outcome.kind === 'invalid') return renderSettings(request, reply, { errors: firstErrors(outcome.errors) }, 422);
     // A new session id after a change of credentials, as after log-in.
     await reply.startWebSession(account);
     return reply.seeOther('/account/settings?done=password-changed');

@@ -245,6 +245,59 @@ describe.each(DIALECTS)('sign-up, log-in and sessions (%s)', (dialect) => {
   });
 });
 
+/** A slower scrypt (about 20-50 ms a hash here): a wider window between a guess arriving and its outcome. */
+const SLOW_SCRYPT = { N: 2 ** 14, r: 8, p: 1 };
+
+const statusCounts = (answers: { statusCode: number }[]) =>
+  answers.reduce<Record<number, number>>((counts, { statusCode }) => ({ ...counts, [statusCode]: (counts[statusCode] ?? 0) + 1 }), {});
+
+describe.each(DIALECTS.flatMap((dialect) => [[dialect, 'test scrypt'], [dialect, 'slower scrypt']] as const))(
+  'throttles under concurrency (%s, %s)',
+  (dialect, cost) => {
+    let t: AccountTestApp;
+    beforeAll(async () => {
+      t = await createAccountTestApp(dialect, cost === 'slower scrypt' ? { overrides: { passwordCost: SLOW_SCRYPT } } : {});
+    });
+    afterAll(async () => {
+      await t?.close();
+    });
+
+    test('log-in: of 41 guesses at once for one email only 5 are checked; the right password, sent last, is refused', async () => {
+      const email = randomEmail();
+      await new WebClient(t.app).signUp(email);
+      const passwords = [...Array.from({ length: 40 }, (_, i) => `wrong guess ${i}!!`), PASSWORD];
+      // Each from an address of its own: only the per-email limit applies.
+      const browsers = passwords.map(() => new WebClient(t.app));
+      await Promise.all(browsers.map((browser) => browser.get('/login')));
+      const answers = await Promise.all(browsers.map((browser, i) => browser.post('/login', { email, password: passwords[i]! })));
+      expect(statusCounts(answers)).toEqual({ 422: 5, 429: 36 });
+      expect(answers.at(-1)!.statusCode).toBe(429);
+      expect(answers.at(-1)!.body).toContain('Too many attempts');
+      expect(Number(answers.at(-1)!.headers['retry-after'])).toBeGreaterThan(60);
+      expect((await new WebClient(t.app).logIn(email, PASSWORD)).statusCode).toBe(429);
+    });
+
+    test('log-in: of 26 guesses at once from one address across emails only 20 are checked', async () => {
+      const sprayer = new WebClient(t.app);
+      await sprayer.get('/login');
+      const answers = await Promise.all(Array.from({ length: 26 }, () => sprayer.post('/login', { email: randomEmail(), password: 'password spray 1' })));
+      expect(statusCounts(answers)).toEqual({ 422: 20, 429: 6 });
+    });
+
+    test('sign-up: of 16 sign-ups at once from one address only 10 make an account', async () => {
+      const emails = Array.from({ length: 16 }, () => randomEmail());
+      const address = `192.0.2.${Math.floor(Math.random() * 200) + 20}`;
+      const browsers = emails.map(() => new WebClient(t.app, address));
+      await Promise.all(browsers.map((browser) => browser.get('/signup')));
+      const answers = await Promise.all(browsers.map((browser, i) => browser.post('/signup', { email: emails[i]!, password: PASSWORD })));
+      expect(statusCounts(answers)).toEqual({ 303: 10, 429: 6 });
+      const made = await Promise.all(emails.map((email) => t.repos.accounts.findByEmail(email)));
+      expect(made.filter(Boolean)).toHaveLength(10);
+      expect(answers.find((res) => res.statusCode === 429)!.body).toContain('Too many accounts were created from your network.');
+    });
+  },
+);
+
 describe('CSRF and the JSON API (sqlite)', () => {
   let t: AccountTestApp;
   beforeAll(async () => {
