@@ -7,6 +7,7 @@ import { ADMIN_LOTS_BODY_LIMIT, REJECTED_LISTED } from '../../../src/http/admin/
 import { createTestApp, type TestApp } from '../../support/app.ts';
 import { DIALECTS } from '../../support/databases.ts';
 import { createCustomer, makeLot, validVin } from '../../support/fixtures.ts';
+import { expectDocumentedStatuses } from '../../support/documented-statuses.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 const NDJSON = 'application/x-ndjson';
@@ -143,3 +144,6 @@ describe.each(DIALECTS)('POST /admin/v1/lots on %s', (dialect) => {
     expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '413', '415', '422', '5XX'].sort());
   });
 });
+
+// Every status this file's requests got is one the OpenAPI document lists for that operation.
+afterAll(expectDocumentedStatuses);

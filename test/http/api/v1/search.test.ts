@@ -7,6 +7,7 @@ import { loggerOptions } from '../../../../src/observability/logger.ts';
 import { buildAppOn, createTestApp, TEST_BASE_URL, testConfig, type TestApp } from '../../../support/app.ts';
 import { DIALECTS } from '../../../support/databases.ts';
 import { createCustomer, makeLot, validVin, type Customer } from '../../../support/fixtures.ts';
+import { expectDocumentedStatuses } from '../../../support/documented-statuses.ts';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -435,3 +436,6 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
     });
   });
 });
+
+// Every status this file's requests got is one the OpenAPI document lists for that operation.
+afterAll(expectDocumentedStatuses);
