@@ -372,6 +372,21 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
       expect(await countSearches(customer)).toBe(2);
     });
 
+    it("words a malformed key or VIN with the service's messages, not the document's patterns", async () => {
+      const customer = await createCustomer(t.repos, { quota: 10, rate: 100 });
+      for (const key of ['k'.repeat(256), 'two words', 'caf\u00e9']) {
+        const res = await search(customer, vin, { 'idempotency-key': key });
+        expect(res.statusCode, key).toBe(422);
+        expect(res.json()).toEqual({
+          message: 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.',
+          errors: { 'Idempotency-Key': ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'] },
+        });
+      }
+      const get = await t.app.inject({ url: '/api/v1/search?vin=ABC123', headers: { authorization: customer.token } });
+      expect(get.json().errors).toEqual({ vin: ['The vin must be exactly 17 characters; got 6.'] });
+      expect(await countSearches(customer)).toBe(0);
+    });
+
     it('counts once when the same new key arrives many times at once', async () => {
       const customer = await createCustomer(t.repos, { quota: 10, rate: 100 });
       const responses = await Promise.all(Array.from({ length: 8 }, () => search(customer, vin, { 'idempotency-key': 'burst' })));
