@@ -11,7 +11,8 @@ export const ReportSchema = Type.Object(
       description: 'When the report was made: ISO 8601, milliseconds, UTC (Z).',
       examples: ['2026-11-21T07:55:12.123Z'],
     }),
-    lots: Type.Array(LotSchema, { description: 'Every known auction lot of the vehicle, newest sale first.' }),
+    // A reference, so that the document and generated clients have one Lot type, not a copy inside Report.
+    lots: Type.Array(Type.Ref(LotSchema), { description: 'Every known auction lot of the vehicle, newest sale first.' }),
     report_url: Type.String({
       format: 'uri',
       description: 'Shareable report page: {PUBLIC_BASE_URL}/report/<uuid v4>. Anyone holding the link can open it.',

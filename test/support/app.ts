@@ -7,6 +7,7 @@ import type { Db, DialectName } from '../../src/storage/database.ts';
 import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts';
 import type { RateLimiter } from '../../src/limits/rate/rate-limiter.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
+import { recordDocumentedStatuses } from './documented-statuses.ts';
 
 export const TEST_BASE_URL = 'https://vinhistory.test';
 
@@ -50,6 +51,7 @@ export async function buildAppOn(options: AppOnOptions): Promise<App> {
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
   });
   app.addHook('onClose', () => services.close());
+  recordDocumentedStatuses(app);
   return app;
 }
 

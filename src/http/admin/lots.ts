@@ -6,7 +6,7 @@ import { ApiError } from '../../errors.ts';
 import type { RejectedRecord } from '../../ingest/import-summary.ts';
 import { IngestError } from '../../ingest/ingest-error.ts';
 import operatorAuth from '../plugins/operator-auth.ts';
-import { ErrorSchema } from '../api/schemas.ts';
+import { errorRef, wwwAuthenticateHeader } from '../api/schemas.ts';
 
 /** Largest body accepted: about a million lots of canonical NDJSON. */
 export const ADMIN_LOTS_BODY_LIMIT = 1024 ** 3;
@@ -58,7 +58,16 @@ function limitBytes(limit: number): Transform {
   });
 }
 
-const ref = (description: string) => Type.Ref(ErrorSchema, { description });
+/**
+ * The body as documented: NDJSON text, read by the route as a stream (see the content-type parser
+ * below), so Fastify never holds it as a string; its records are checked one by one by the importer.
+ */
+const LotsBodySchema = Type.Unsafe<Readable | undefined>({
+  type: 'string',
+  description:
+    'NDJSON, one record per line: canonical Lot objects, or auctionsapi vehicle records with their lots. ' +
+    'The body may be gzip-compressed (recognised by its content; send it with the same Content-Type, without Content-Encoding).',
+});
 
 /**
  * Ingestion over HTTP for scrapers and partners: the same importer as `vinhistory import`, fed by
@@ -88,19 +97,26 @@ const adminLotsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'The body is NDJSON (`Content-Type: application/x-ndjson`), one record per line: canonical Lot objects, or auctionsapi vehicle records with their lots (told apart by their fields); gzip is recognised by content. ' +
           `It is streamed into the importer (up to ${ADMIN_LOTS_BODY_LIMIT / 1024 ** 3} GiB) with the rules of \`vinhistory import\` (docs/import-formats.md): each lot is upserted by (auction, lot_id), a field left null keeps the stored value, and a record that is not a valid lot is skipped and listed with its line and reason while the others load.`,
         operationId: 'adminImportLots',
+        consumes: [...NDJSON_TYPES],
+        body: LotsBodySchema,
         response: {
-          200: Type.Ref(AdminImportResultSchema),
-          400: ref('The body stopped before its end (the connection broke); the lots before the break are stored, as the message says.'),
-          401: ref('No operator token, or an unknown or revoked one (a customer token is not an operator token). Body is exactly {"message":"Unauthenticated."}.'),
-          413: ref(`The body is larger than ${ADMIN_LOTS_BODY_LIMIT} bytes. When that is only found out while reading (no Content-Length), the lots before are stored and the message says how many.`),
-          415: ref('The Content-Type is not application/x-ndjson.'),
-          422: ref('The body is empty, or is not NDJSON at all (an HTML page, a CSV file).'),
-          '5xx': ref('A fault of the service (the database stopped, for one). Lots of the batches stored before stay stored.'),
+          200: Type.Ref(AdminImportResultSchema, { description: 'The upload was read to its end: what was stored and what was skipped.' }),
+          400: errorRef('The body stopped before its end (the connection broke); the lots before the break are stored, as the message says.'),
+          401: errorRef(
+            'No operator token, or an unknown or revoked one (a customer token is not an operator token). Body is exactly {"message":"Unauthenticated."}.',
+            wwwAuthenticateHeader('vinhistory-admin'),
+          ),
+          413: errorRef(`The body is larger than ${ADMIN_LOTS_BODY_LIMIT} bytes. When that is only found out while reading (no Content-Length), the lots before are stored and the message says how many.`),
+          415: errorRef('The Content-Type is not application/x-ndjson.'),
+          422: errorRef('The body is empty, or is not NDJSON at all (an HTML page, a CSV file).'),
+          '5xx': errorRef('A fault of the service (the database stopped, for one). Lots of the batches stored before stay stored.'),
         },
       },
+      // The body schema documents the stream; it is not a value to validate.
+      validatorCompiler: () => () => true,
     },
     async (request) => {
-      const body = request.body as Readable | undefined;
+      const body = request.body;
       const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (body === undefined) throw emptyBody();
       if (!NDJSON_TYPES.has(contentType)) {

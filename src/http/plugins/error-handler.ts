@@ -4,6 +4,11 @@ import { ApiError, ERROR_STATUS } from '../../errors.ts';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+/** The paths of the two JSON APIs: the customers' and the operators'. */
+function isApiPath(path: string): boolean {
+  return path === '/api' || path.startsWith('/api/') || path === '/admin' || path.startsWith('/admin/');
+}
+
 interface AjvError {
   instancePath: string;
   keyword: string;
@@ -66,18 +71,33 @@ export default fp(
       return sendError(reply, status, `Internal error. If it persists, contact support quoting request id ${request.id}.`);
     });
 
-    app.setNotFoundHandler(async (request, reply) => {
+    /**
+     * A request no route takes: under the two JSON APIs (customer `/api/`, operators' `/admin/`)
+     * a JSON 405 with `Allow` when the path exists for other methods, else a JSON 404; elsewhere
+     * the website's not-found page. QUERY, a method no route takes, is 405 on any known path.
+     */
+    const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
       const path = request.url.split('?')[0]!;
-      if (path === '/api' || path.startsWith('/api/')) {
-        const allowed = HTTP_METHODS.filter((method) => app.hasRoute({ method, url: path }));
-        if (allowed.length > 0) {
-          reply.header('allow', allowed.join(', '));
-          return sendError(reply, ERROR_STATUS.METHOD_NOT_ALLOWED, `Method ${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`);
-        }
-        return sendError(reply, ERROR_STATUS.ROUTE_NOT_FOUND, `No API endpoint at ${request.method} ${path}. The API reference is at /docs.`);
+      const allowed = HTTP_METHODS.filter((method) => app.hasRoute({ method, url: path }));
+      const api = isApiPath(path);
+      if (allowed.length > 0 && (api || request.method === 'QUERY')) {
+        reply.header('allow', allowed.join(', '));
+        return sendError(reply, ERROR_STATUS.METHOD_NOT_ALLOWED, `Method ${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`);
+      }
+      if (api) {
+        const reference = path === '/admin' || path.startsWith('/admin/') ? '/admin/v1/openapi.json' : '/docs';
+        return sendError(reply, ERROR_STATUS.ROUTE_NOT_FOUND, `No API endpoint at ${request.method} ${path}. The API reference is at ${reference}.`);
       }
       return app.renderNotFoundPage(request, reply);
+    };
+
+    // Answered before the body is read: a wrong method's upload is not worth reading, and Fastify
+    // would refuse a QUERY without Content-Type with a 400 while parsing, before the handler below.
+    app.addHook('onRequest', async (request, reply) => {
+      if (!request.is404) return;
+      if (request.method === 'QUERY' || isApiPath(request.url.split('?')[0]!)) return answerUnrouted(request, reply);
     });
+    app.setNotFoundHandler(async (request, reply) => answerUnrouted(request, reply));
   },
   { name: 'error-handler', dependencies: ['view'] },
 );

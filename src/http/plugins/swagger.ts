@@ -5,57 +5,198 @@ import { ErrorSchema } from '../api/schemas.ts';
 import { ReportSchema } from '../../domain/report.ts';
 import { LotSchema } from '../../domain/lot.ts';
 
+type Json = { [key: string]: unknown };
+
+/** Who a document is for: its operations (by path prefix), its token, its tags. */
+interface Audience {
+  pathPrefix: string;
+  title: string;
+  description: string;
+  securityScheme: 'apiToken' | 'operatorToken';
+  tags: { name: string; description: string }[];
+}
+
+const CUSTOMERS: Audience = {
+  pathPrefix: '/api/',
+  title: 'vinhistory API',
+  description:
+    'Vehicle auction history by VIN: every known auction lot (damage, odometer, sale price, repair cost, retail value, location, photos) and a shareable report page.\n\n' +
+    'Send your API token in the Authorization header, bare (`Authorization: vh_live_...`) or with the Bearer scheme.\n\n' +
+    'Every answer carries `X-Request-Id`; quote it to support. A documented path asked with another method answers 405 with `Allow` ' +
+    '(`#/components/responses/MethodNotAllowed`); an unknown path under /api/ answers a JSON 404 (`#/components/responses/NotFound`).',
+  securityScheme: 'apiToken',
+  tags: [
+    { name: 'Search', description: 'Look up the auction history of a VIN. Counted against the monthly quota.' },
+    { name: 'Account', description: "The account's plan and usage. Free: not counted." },
+  ],
+};
+
+const OPERATORS: Audience = {
+  pathPrefix: '/admin/',
+  title: 'vinhistory operators API',
+  description:
+    "The operator's API: loading auction lots. Not for customers: every operation needs an operator token (`vh_op_...`, made with `vinhistory operator-tokens create`).\n\n" +
+    'Every answer carries `X-Request-Id`. A documented path asked with another method answers 405 with `Allow` ' +
+    '(`#/components/responses/MethodNotAllowed`); an unknown path under /admin/ answers a JSON 404 (`#/components/responses/NotFound`).',
+  securityScheme: 'operatorToken',
+  tags: [{ name: 'Admin', description: 'Loading auction lots from scrapers and partners.' }],
+};
+
+const SECURITY_SCHEMES = {
+  apiToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'Your API token, e.g. `vh_live_...`, optionally preceded by `Bearer `.',
+  },
+  operatorToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'An operator token (`vh_op_...`, made with `vinhistory operator-tokens create`), optionally preceded by `Bearer `. Customer tokens are refused.',
+  },
+};
+
+/** Set on every answer by app.ts (the client's own id when it sent one, else a new UUID). */
+const REQUEST_ID_HEADER = {
+  description: 'The id of this request in the service logs; quote it to support. Echoes the request\'s X-Request-Id when one was sent.',
+  schema: { type: 'string' },
+};
+
+/** The two answers of a request no operation takes (http/plugins/error-handler.ts). */
+const UNROUTED_RESPONSES = {
+  MethodNotAllowed: {
+    description: 'The path exists, but not for this method (QUERY and HEAD included).',
+    headers: {
+      Allow: { description: 'The methods the path answers, e.g. `GET, POST`.', schema: { type: 'string' } },
+      'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+    },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  },
+  NotFound: {
+    description: 'No operation at this path.',
+    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  },
+};
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The names of the component schemas a value refers to, directly or through other schemas. */
+function referencedSchemas(roots: unknown[], schemas: Json): Set<string> {
+  const found = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (!isObject(value)) return;
+    const ref = value.$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+      const name = ref.slice('#/components/schemas/'.length);
+      if (!found.has(name)) {
+        found.add(name);
+        visit(schemas[name]);
+      }
+    }
+    Object.values(value).forEach(visit);
+  };
+  roots.forEach(visit);
+  return found;
+}
+
+/** An operation's responses, each with the X-Request-Id header that every answer carries. */
+function withRequestId(operation: Json): Json {
+  const responses = isObject(operation.responses) ? operation.responses : {};
+  return {
+    ...operation,
+    responses: Object.fromEntries(
+      Object.entries(responses).map(([status, response]) => {
+        const fields = isObject(response) ? response : {};
+        const headers = isObject(fields.headers) ? fields.headers : {};
+        return [status, { ...fields, headers: { ...headers, 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } } }];
+      }),
+    ),
+  };
+}
+
 /**
- * OpenAPI 3.1 generated from the route schemas, served at /api/v1/openapi.json, and a reference
- * page at /docs (Swagger UI from its npm package: no CDN).
+ * One audience's document out of the one @fastify/swagger generates from every route: its
+ * operations, the schemas they refer to, its security scheme and tags. Customers never see the
+ * operators' API in their document or reference page.
+ */
+export function documentFor(full: Json, audience: Audience, publicBaseUrl: string): Json {
+  const allPaths = isObject(full.paths) ? full.paths : {};
+  const paths = Object.fromEntries(
+    Object.entries(allPaths)
+      .filter(([path]) => path.startsWith(audience.pathPrefix))
+      .map(([path, item]) => [
+        path,
+        Object.fromEntries(Object.entries(isObject(item) ? item : {}).map(([method, operation]) => [method, isObject(operation) ? withRequestId(operation) : operation])),
+      ]),
+  );
+  const components = isObject(full.components) ? full.components : {};
+  const allSchemas = isObject(components.schemas) ? components.schemas : {};
+  const used = referencedSchemas([paths, UNROUTED_RESPONSES], allSchemas);
+  return {
+    openapi: full.openapi,
+    info: {
+      title: audience.title,
+      version: '1.0.0',
+      description: audience.description,
+      contact: { name: 'vinhistory', url: publicBaseUrl },
+      license: { name: 'Proprietary: use under the terms of your vinhistory plan', identifier: 'LicenseRef-vinhistory-proprietary' },
+    },
+    servers: full.servers,
+    tags: audience.tags,
+    paths,
+    components: {
+      securitySchemes: { [audience.securityScheme]: SECURITY_SCHEMES[audience.securityScheme] },
+      schemas: Object.fromEntries(Object.entries(allSchemas).filter(([name]) => used.has(name))),
+      headers: { 'X-Request-Id': REQUEST_ID_HEADER },
+      responses: UNROUTED_RESPONSES,
+    },
+  };
+}
+
+/**
+ * OpenAPI 3.1 generated from the route schemas, as two documents: the customers' at
+ * /api/v1/openapi.json, with its reference page at /docs (Swagger UI from its npm package: no
+ * CDN), and the operators' at /admin/v1/openapi.json.
  */
 export default fp(
   async (app) => {
     app.addSchema(LotSchema);
     app.addSchema(ReportSchema);
     app.addSchema(ErrorSchema);
+    const { publicBaseUrl } = app.services.config;
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
-        info: {
-          title: 'vinhistory API',
-          version: '1.0.0',
-          description:
-            'Vehicle auction history by VIN: every known auction lot (damage, odometer, sale price, repair cost, retail value, location, photos) and a shareable report page.\n\n' +
-            'Send your API token in the Authorization header, bare (`Authorization: vh_live_...`) or with the Bearer scheme.',
-        },
-        servers: [{ url: app.services.config.publicBaseUrl }],
-        components: {
-          securitySchemes: {
-            apiToken: {
-              type: 'apiKey',
-              in: 'header',
-              name: 'Authorization',
-              description: 'Your API token, e.g. `vh_live_...`, optionally preceded by `Bearer `.',
-            },
-            operatorToken: {
-              type: 'apiKey',
-              in: 'header',
-              name: 'Authorization',
-              description: 'An operator token (`vh_op_...`, made with `vinhistory operator-tokens create`), optionally preceded by `Bearer `. Customer tokens are refused.',
-            },
-          },
-        },
+        info: { title: CUSTOMERS.title, version: '1.0.0' },
+        servers: [{ url: publicBaseUrl }],
+        components: { securitySchemes: SECURITY_SCHEMES as never },
       },
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },
     });
+    // Built once, on first use: the routes are all known by then and do not change.
+    const documents = new Map<Audience, Json>();
+    const document = (audience: Audience): Json => {
+      let built = documents.get(audience);
+      if (!built) documents.set(audience, (built = documentFor(app.swagger() as unknown as Json, audience, publicBaseUrl)));
+      return built;
+    };
     await app.register(swaggerUi, {
       routePrefix: '/docs',
       staticCSP: true,
       // Same rule as the other pages: upgrading to https only makes sense when served over TLS.
-      transformStaticCSP: (header) =>
-        app.services.config.publicBaseUrl.startsWith('https://') ? header : header.replace(/\s*upgrade-insecure-requests;?/, ''),
+      transformStaticCSP: (header) => (publicBaseUrl.startsWith('https://') ? header : header.replace(/\s*upgrade-insecure-requests;?/, '')),
+      transformSpecificationClone: false,
+      transformSpecification: () => document(CUSTOMERS),
       theme: { title: 'vinhistory API reference' },
       uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0, tryItOutEnabled: false },
     });
-    app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => document(CUSTOMERS));
+    app.get('/admin/v1/openapi.json', { schema: { hide: true } }, async () => document(OPERATORS));
   },
   { name: 'swagger', dependencies: ['services'] },
 );

@@ -7,6 +7,7 @@ import { ADMIN_LOTS_BODY_LIMIT, REJECTED_LISTED } from '../../../src/http/admin/
 import { createTestApp, type TestApp } from '../../support/app.ts';
 import { DIALECTS } from '../../support/databases.ts';
 import { createCustomer, makeLot, validVin } from '../../support/fixtures.ts';
+import { expectDocumentedStatuses } from '../../support/documented-statuses.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 const NDJSON = 'application/x-ndjson';
@@ -134,10 +135,15 @@ describe.each(DIALECTS)('POST /admin/v1/lots on %s', (dialect) => {
     expect(res.json().message).toMatch(/^The request body is larger than the limit of 1073741824 bytes/);
   });
 
-  it('is documented in the OpenAPI document under Admin', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+  it('is documented in the operators\' OpenAPI document under Admin, not in the customers\'', async () => {
+    const customers = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    expect(customers.paths['/admin/v1/lots']).toBeUndefined();
+    const doc = (await t.app.inject({ method: 'GET', url: '/admin/v1/openapi.json' })).json();
     const operation = doc.paths['/admin/v1/lots'].post;
     expect(operation.tags).toEqual(['Admin']);
     expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '413', '415', '422', '5XX'].sort());
   });
 });
+
+// Every status this file's requests got is one the OpenAPI document lists for that operation.
+afterAll(expectDocumentedStatuses);

@@ -1,10 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../support/app.ts';
 
+type Json = Record<string, any>;
+
+/** Every response object of a document, with where it is. */
+function responsesOf(doc: Json): { where: string; response: Json }[] {
+  const found: { where: string; response: Json }[] = [];
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
+    for (const [method, operation] of Object.entries<Json>(item)) {
+      for (const [status, response] of Object.entries<Json>(operation.responses)) found.push({ where: `${method} ${path} ${status}`, response });
+    }
+  }
+  return found;
+}
+
 describe('API documentation and health', () => {
   let t: TestApp;
+  let customerDoc: Json;
+  let operatorDoc: Json;
   beforeAll(async () => {
     t = await createTestApp('sqlite');
+    customerDoc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json();
+    operatorDoc = (await t.app.inject({ url: '/admin/v1/openapi.json' })).json();
   });
   afterAll(async () => t?.close());
 
@@ -16,7 +33,8 @@ describe('API documentation and health', () => {
     expect(doc.servers[0].url).toBe('https://vinhistory.test');
     for (const method of ['get', 'post']) {
       const operation = doc.paths['/api/v1/search'][method];
-      expect(Object.keys(operation.responses).sort()).toEqual(['200', '401', '402', '404', '413', '422', '429', '5XX'].sort());
+      const bodyStatuses = method === 'post' ? ['400', '415'] : [];
+      expect(Object.keys(operation.responses).sort()).toEqual(['200', '401', '402', '404', '413', '422', '429', '5XX', ...bodyStatuses].sort());
       expect(operation.security).toEqual([{ apiToken: [] }]);
       for (const status of ['200', '404', '429']) {
         expect(Object.keys(operation.responses[status].headers)).toEqual(
@@ -29,6 +47,75 @@ describe('API documentation and health', () => {
     expect(doc.paths['/api/v1/search'].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['vin', 'idempotency-key']));
     expect(doc.components.schemas.Lot.required).toContain('secondary_damage');
     expect(doc.paths['/healthz']).toBeUndefined();
+  });
+
+  it('keeps the admin API out of the customer document and its reference page', async () => {
+    expect(Object.keys(customerDoc.paths).filter((path) => !path.startsWith('/api/'))).toEqual([]);
+    expect(Object.keys(customerDoc.components.securitySchemes)).toEqual(['apiToken']);
+    expect(Object.keys(customerDoc.components.schemas)).not.toContain('AdminImportResult');
+    const page = await t.app.inject({ url: '/docs/json' });
+    expect(page.statusCode).toBe(200);
+    expect(page.json()).toEqual(customerDoc);
+  });
+
+  it('serves the operator document with the admin operations, their NDJSON body and the operator token scheme', async () => {
+    expect(operatorDoc.openapi).toBe('3.1.0');
+    expect(Object.keys(operatorDoc.paths)).toEqual(['/admin/v1/lots']);
+    expect(Object.keys(operatorDoc.components.securitySchemes)).toEqual(['operatorToken']);
+    const upload = operatorDoc.paths['/admin/v1/lots'].post;
+    expect(upload.security).toEqual([{ operatorToken: [] }]);
+    expect(upload.requestBody.required).toBe(true);
+    expect(Object.keys(upload.requestBody.content)).toContain('application/x-ndjson');
+    expect(upload.requestBody.description).toMatch(/gzip/);
+    expect(Object.keys(operatorDoc.components.schemas).sort()).toEqual(['AdminImportResult', 'Error']);
+  });
+
+  it('gives vin and Idempotency-Key the constraints the service applies', async () => {
+    const post = customerDoc.paths['/api/v1/search'].post;
+    const get = customerDoc.paths['/api/v1/search'].get;
+    const vinSchemas = [post.requestBody.content['application/json'].schema.properties.vin, get.parameters.find((p: Json) => p.name === 'vin').schema];
+    for (const schema of vinSchemas) {
+      const pattern = new RegExp(schema.pattern, 'u');
+      expect(schema.minLength).toBe(17);
+      for (const good of ['1HGCM82633A004352', ' 1hgcm82633a004352 ', 'WDB1240821A123456']) expect(pattern.test(good), good).toBe(true);
+      for (const bad of ['', 'ABC123', '1HGCM82633A0043521', '1HGCM82633A00I352', '1HGCM82633A00O352']) expect(pattern.test(bad), bad).toBe(false);
+    }
+    for (const operation of [post, get]) {
+      const key = operation.parameters.find((p: Json) => p.name === 'idempotency-key').schema;
+      const pattern = new RegExp(key.pattern, 'u');
+      expect(key.minLength).toBe(1);
+      for (const good of ['a', 'order-42', 'x'.repeat(255), ' spaced ']) expect(pattern.test(good), good).toBe(true);
+      for (const bad of ['', 'x'.repeat(256), 'two words', 'caf\u00e9']) expect(pattern.test(bad), bad).toBe(false);
+    }
+  });
+
+  it('refers to the Lot schema from the Report, declares its tags, and describes every response', async () => {
+    expect(customerDoc.components.schemas.Report.properties.lots.items).toEqual({ $ref: '#/components/schemas/Lot' });
+    for (const doc of [customerDoc, operatorDoc]) {
+      const declared = doc.tags.map((tag: { name: string }) => tag.name);
+      const used = Object.values<Json>(doc.paths).flatMap((item) => Object.values<Json>(item).flatMap((operation) => operation.tags));
+      expect(declared.sort()).toEqual([...new Set(used)].sort());
+      for (const { where, response } of responsesOf(doc)) expect(response.description, where).not.toBe('Default Response');
+      expect(doc.info.license.name).toBeTruthy();
+      expect(doc.info.license.url ?? doc.info.license.identifier).toBeTruthy();
+      expect(doc.info.contact.url ?? doc.info.contact.email).toBeTruthy();
+    }
+  });
+
+  it('documents the response headers the service sends', async () => {
+    for (const doc of [customerDoc, operatorDoc]) {
+      for (const { where, response } of responsesOf(doc)) expect(response.headers?.['X-Request-Id'], where).toBeDefined();
+      for (const { where, response } of responsesOf(doc).filter(({ where }) => where.endsWith(' 401'))) {
+        expect(response.headers['WWW-Authenticate'], where).toBeDefined();
+      }
+      expect(doc.components.responses.MethodNotAllowed.headers.Allow).toBeDefined();
+    }
+    expect(customerDoc.paths['/api/v1/usage'].get.responses['429'].headers['Retry-After']).toBeDefined();
+    for (const method of ['get', 'post']) {
+      for (const status of ['200', '404']) {
+        expect(customerDoc.paths['/api/v1/search'][method].responses[status].headers['Idempotent-Replayed']).toBeDefined();
+      }
+    }
   });
 
   it('serves a readable reference page at /docs from the npm package (no CDN)', async () => {

@@ -1,28 +1,55 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifySchemaValidationError } from 'fastify';
 import { ReportSchema } from '../../../domain/report.ts';
-import { ErrorSchema, searchErrorResponses } from '../schemas.ts';
+import { errorRef, jsonBodyErrorResponses, retryAfterHeader, searchErrorResponses, type HeaderDoc } from '../schemas.ts';
 import { answerSearch } from './search-answer.ts';
 
+/**
+ * The VIN as the service takes it (domain/vin.ts): 17 characters of 0-9 A-H J-N P R-Z, in either
+ * case, surrounding white space ignored (`\s` is the set String.prototype.trim removes). The check
+ * digit of North American VINs is beyond a pattern: the service checks it (422).
+ */
 const VinField = Type.String({
-  description: 'The VIN: 17 characters, case and surrounding spaces ignored. North American VINs (first character 1-5) must carry a valid check digit.',
+  description: 'The VIN: 17 characters of 0-9 A-H J-N P R-Z (never I, O or Q), case and surrounding spaces ignored. North American VINs (first character 1-5) must carry a valid check digit.',
+  minLength: 17,
+  pattern: '^\\s*[0-9A-HJ-NPR-Za-hj-npr-z]{17}\\s*$',
   examples: ['4JGBF7BE5AA585531'],
 });
 
 const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
-      description: 'Optional, up to 255 characters. Repeating a key with the same VIN within 24 hours returns the same report and is not counted again.',
+      description: 'Optional: 1 to 255 visible ASCII characters (surrounding spaces ignored). Repeating a key with the same VIN within 24 hours returns the same report and is not counted again.',
+      minLength: 1,
+      pattern: '^\\s*[\\x21-\\x7E]{1,255}\\s*$',
     }),
   ),
 });
 
+/**
+ * A malformed vin or Idempotency-Key (pattern, length) is left to the search service, whose
+ * messages say what is wrong (wrong length, which characters) where the schema's would only quote
+ * the pattern; the schema still refuses what is not a string at all.
+ */
+const SERVICE_CHECKED = new Set(['/vin', '/idempotency-key']);
+function leftToTheService(error: Error & { validation?: FastifySchemaValidationError[] }): boolean {
+  return (error.validation ?? []).every(
+    ({ instancePath, keyword }) => SERVICE_CHECKED.has(instancePath) && ['pattern', 'minLength', 'maxLength'].includes(keyword),
+  );
+}
+
 /** Documented on every search response that reports the limits (200, 404, 429). */
-const limitHeaders = {
+const limitHeaders: Record<string, HeaderDoc> = {
   'RateLimit-Policy': { type: 'string', description: 'Structured field (IETF draft): "second";q=<rate>;w=1, "month";q=<quota>;w=<period seconds>' },
   RateLimit: { type: 'string', description: 'Structured field (IETF draft): "second";r=<remaining>;t=<seconds>, "month";r=<remaining>;t=<seconds to the period reset>' },
   'X-RateLimit-Limit': { type: 'integer', description: 'Searches per second of the plan.' },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Searches left in the current one-second window.' },
+};
+
+/** On a 200 or 404 that repeats an earlier search of the same Idempotency-Key (not counted again). */
+const replayedHeader: Record<string, HeaderDoc> = {
+  'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present (`true`) when the answer repeats an earlier search made with the same Idempotency-Key; absent otherwise.' },
 };
 
 const common = {
@@ -33,13 +60,10 @@ const common = {
     ...searchErrorResponses,
     200: Type.Ref(ReportSchema, {
       description: 'The report: every known lot, newest sale first, and the link to its page.',
-      headers: limitHeaders,
+      headers: { ...limitHeaders, ...replayedHeader },
     }),
-    404: Type.Ref(ErrorSchema, { ...searchErrorResponses[404], headers: limitHeaders }),
-    429: Type.Ref(ErrorSchema, {
-      ...searchErrorResponses[429],
-      headers: { ...limitHeaders, 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } },
-    }),
+    404: errorRef(searchErrorResponses[404].description!, { ...limitHeaders, ...replayedHeader }),
+    429: errorRef(searchErrorResponses[429].description!, { ...limitHeaders, ...retryAfterHeader }),
   },
 };
 
@@ -49,22 +73,27 @@ const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       onRequest: app.authenticateCustomer,
       bodyLimit: 4096,
+      attachValidation: true,
       schema: {
         ...common,
         summary: 'Look up a VIN (JSON body)',
         description: 'Counts against the monthly quota (a 404 too). Checks in order: token, subscription, VIN, per-second rate, monthly quota.',
         operationId: 'searchPost',
         body: Type.Object({ vin: VinField }),
+        response: { ...common.response, ...jsonBodyErrorResponses },
       },
     },
-    async (request, reply) =>
-      answerSearch(reply, await app.services.search.search(request.principal!, request.body.vin, request.headers['idempotency-key'])),
+    async (request, reply) => {
+      if (request.validationError && !leftToTheService(request.validationError)) throw request.validationError;
+      return answerSearch(reply, await app.services.search.search(request.principal!, request.body.vin, request.headers['idempotency-key']));
+    },
   );
 
   app.get(
     '/api/v1/search',
     {
       onRequest: app.authenticateCustomer,
+      attachValidation: true,
       schema: {
         ...common,
         summary: 'Look up a VIN (query string)',
@@ -73,8 +102,10 @@ const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: Type.Object({ vin: VinField }),
       },
     },
-    async (request, reply) =>
-      answerSearch(reply, await app.services.search.search(request.principal!, request.query.vin, request.headers['idempotency-key'])),
+    async (request, reply) => {
+      if (request.validationError && !leftToTheService(request.validationError)) throw request.validationError;
+      return answerSearch(reply, await app.services.search.search(request.principal!, request.query.vin, request.headers['idempotency-key']));
+    },
   );
 };
 

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../../../errors.ts';
 import { retryAfter } from '../../../limits/limit-headers.ts';
-import { authErrorResponses, ErrorSchema } from '../schemas.ts';
+import { authErrorResponses, errorRef, retryAfterHeader } from '../schemas.ts';
 
 const UsageSchema = Type.Object(
   {
@@ -32,9 +32,9 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'usage',
         security: [{ apiToken: [] }],
         response: {
-          200: Type.Ref(UsageSchema),
+          200: Type.Ref(UsageSchema, { description: "The account's plan, its limits and what is used of them in the current billing period." }),
           ...authErrorResponses,
-          429: Type.Ref(ErrorSchema, { description: `More than ${usageCalls.perSecond} usage calls in one second; see Retry-After.` }),
+          429: errorRef(`More than ${usageCalls.perSecond} usage calls in one second; see Retry-After.`, retryAfterHeader),
         },
       },
     },

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../support/app.ts';
 import { DIALECTS } from '../../../support/databases.ts';
 import { createCustomer, makeLot, validVin } from '../../../support/fixtures.ts';
+import { expectDocumentedStatuses } from '../../../support/documented-statuses.ts';
 
 /**
  * The quota is exact under concurrency: many searches at once for an account with a small quota
@@ -65,3 +66,6 @@ describe.each(DIALECTS)('quota under concurrency on %s', (dialect) => {
     }
   });
 });
+
+// Every status this file's requests got is one the OpenAPI document lists for that operation.
+afterAll(expectDocumentedStatuses);

@@ -7,6 +7,7 @@ import { loggerOptions } from '../../../../src/observability/logger.ts';
 import { buildAppOn, createTestApp, TEST_BASE_URL, testConfig, type TestApp } from '../../../support/app.ts';
 import { DIALECTS } from '../../../support/databases.ts';
 import { createCustomer, makeLot, validVin, type Customer } from '../../../support/fixtures.ts';
+import { expectDocumentedStatuses } from '../../../support/documented-statuses.ts';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -371,6 +372,21 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
       expect(await countSearches(customer)).toBe(2);
     });
 
+    it("words a malformed key or VIN with the service's messages, not the document's patterns", async () => {
+      const customer = await createCustomer(t.repos, { quota: 10, rate: 100 });
+      for (const key of ['k'.repeat(256), 'two words', 'caf\u00e9']) {
+        const res = await search(customer, vin, { 'idempotency-key': key });
+        expect(res.statusCode, key).toBe(422);
+        expect(res.json()).toEqual({
+          message: 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.',
+          errors: { 'Idempotency-Key': ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'] },
+        });
+      }
+      const get = await t.app.inject({ url: '/api/v1/search?vin=ABC123', headers: { authorization: customer.token } });
+      expect(get.json().errors).toEqual({ vin: ['The vin must be exactly 17 characters; got 6.'] });
+      expect(await countSearches(customer)).toBe(0);
+    });
+
     it('counts once when the same new key arrives many times at once', async () => {
       const customer = await createCustomer(t.repos, { quota: 10, rate: 100 });
       const responses = await Promise.all(Array.from({ length: 8 }, () => search(customer, vin, { 'idempotency-key': 'burst' })));
@@ -435,3 +451,6 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
     });
   });
 });
+
+// Every status this file's requests got is one the OpenAPI document lists for that operation.
+afterAll(expectDocumentedStatuses);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../support/app.ts';
 import { DIALECTS } from '../../../support/databases.ts';
 import { createCustomer, makeLot, validVin } from '../../../support/fixtures.ts';
+import { expectDocumentedStatuses } from '../../../support/documented-statuses.ts';
 
 describe.each(DIALECTS)('GET /api/v1/usage on %s', (dialect) => {
   let t: TestApp;
@@ -80,3 +81,6 @@ describe.each(DIALECTS)('GET /api/v1/usage on %s', (dialect) => {
     expect((await usage(customer.token)).statusCode).toBe(402);
   });
 });
+
+// Every status this file's requests got is one the OpenAPI document lists for that operation.
+afterAll(expectDocumentedStatuses);
