@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Container } from './container.ts';
-import { loggerOptions } from './observability/logger.ts';
+import { loggerOptions, requestIdFrom } from './observability/logger.ts';
 import helmet from './http/plugins/helmet.ts';
 import swagger from './http/plugins/swagger.ts';
 import view from './web/plugins/view.ts';
@@ -47,8 +46,9 @@ export async function buildApp(options: BuildAppOptions) {
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance }
       : { logger: options.logger ?? loggerOptions(config) }),
-    genReqId: () => randomUUID(),
-    requestIdHeader: 'x-request-id',
+    // A client's X-Request-Id is kept only when it is a plain id (it is echoed and logged).
+    requestIdHeader: false,
+    genReqId: (request) => requestIdFrom(request.headers),
     // HEAD on a search would count against the quota; only the methods a route names answer.
     exposeHeadRoutes: false,
     // Fastify accepts a hop count at run time; its type declarations omit the number form.
