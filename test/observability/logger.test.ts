@@ -126,20 +126,20 @@ describe('the request log', () => {
 
   test('X-Request-Id is echoed only when it is a short visible-ASCII id; otherwise one is generated', async () => {
     for (const id of ['req-1', 'abc.DEF:ghi_jkl-0', 'a'.repeat(64), '7b0c9f0e-3c1a-4f4e-9a53-0a4c2b1f0e11']) {
-      const res = await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': id } });
+      const res = await app.inject({ method: 'GET', url: '/pricing', headers: { 'x-request-id': id } });
       expect(res.headers['x-request-id']).toBe(id);
     }
     const generated = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
     const refused = ['', 'a'.repeat(65), 'has space', '<script>alert(1)</script>', 'tab\there', 'quote"d', 'a/b', 'x\u00e9', `id ${secret('vh_live_')}`];
     for (const id of refused) {
-      const res = await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': id } });
+      const res = await app.inject({ method: 'GET', url: '/pricing', headers: { 'x-request-id': id } });
       expect(res.headers['x-request-id'], JSON.stringify(id)).toMatch(generated);
     }
     const text = log.lines.join('\n');
     for (const id of refused.filter(Boolean)) expect(text).not.toContain(`"reqId":${JSON.stringify(id)}`);
     expect(text).toContain('"reqId":"abc.DEF:ghi_jkl-0"');
     // Without the header, an id is generated as before.
-    const bare = await app.inject({ method: 'GET', url: '/health' });
+    const bare = await app.inject({ method: 'GET', url: '/pricing' });
     expect(bare.headers['x-request-id']).toMatch(generated);
   });
 });

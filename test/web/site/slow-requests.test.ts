@@ -73,6 +73,21 @@ describe('slow clients on a listening server (REQUEST_TIMEOUT_MS)', () => {
     if (outcome.answer !== '') expect(outcome.answer).toMatch(answer);
   });
 
+  test('a keep-alive connection idle for longer than the timeout still takes its next request', async () => {
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+    });
+    const closed = once(socket, 'close');
+    socket.write('GET /pricing HTTP/1.1\r\nHost: vinhistory.test\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 3 * TIMEOUT_MS));
+    socket.write('GET /pricing HTTP/1.1\r\nHost: vinhistory.test\r\nConnection: close\r\n\r\n');
+    await closed;
+    expect(answer.match(/^HTTP\/1\.1 200 /gm)).toHaveLength(2);
+  });
+
   test('a request whose body arrives in parts within the timeout is answered as before', async () => {
     const socket = connect(port, '127.0.0.1');
     await once(socket, 'connect');
