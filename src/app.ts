@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Container } from './container.ts';
-import { loggerOptions } from './observability/logger.ts';
+import { loggerOptions, requestIdFrom } from './observability/logger.ts';
 import helmet from './http/plugins/helmet.ts';
 import swagger from './http/plugins/swagger.ts';
 import view from './web/plugins/view.ts';
@@ -33,6 +32,9 @@ export interface BuildAppOptions {
   loggerInstance?: FastifyBaseLogger;
 }
 
+/** Request headers are a few KiB: a client that needs longer to send them is stalling. */
+const HEADERS_TIMEOUT_MS = 10_000;
+
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
 /**
@@ -47,12 +49,25 @@ export async function buildApp(options: BuildAppOptions) {
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance }
       : { logger: options.logger ?? loggerOptions(config) }),
-    genReqId: () => randomUUID(),
-    requestIdHeader: 'x-request-id',
+    // A client's X-Request-Id is kept only when it is a plain id (it is echoed and logged).
+    requestIdHeader: false,
+    genReqId: (request) => requestIdFrom(request.headers),
     // HEAD on a search would count against the quota; only the methods a route names answer.
     exposeHeadRoutes: false,
     // Fastify accepts a hop count at run time; its type declarations omit the number form.
     trustProxy: config.trustProxy as boolean | string,
+    // A client that stalls while sending a request (a slowloris, half a body) is answered 408 and
+    // its connection closed instead of holding it open: the whole request must arrive within
+    // REQUEST_TIMEOUT_MS, its headers within 10 s (or that, if shorter). Node looks for late
+    // requests only every `connectionsCheckingInterval` (30 s by default), so it looks every
+    // second, or five times within a shorter timeout. No idle-socket `connectionTimeout`: it
+    // would also cut a long admin import, whose answer comes only once the upload is stored.
+    // Idle keep-alive connections still close after Fastify's 72 s (above a load balancer's 60 s).
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(config.requestTimeoutMs, HEADERS_TIMEOUT_MS),
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(config.requestTimeoutMs / 5)),
+    },
     // Lots of a VIN ask for a body of a few KiB at most; large bodies belong to admin routes.
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },

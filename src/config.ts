@@ -20,6 +20,11 @@ const EnvSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** How long a rate-limit decision may wait for Redis before the instance decides alone. */
   REDIS_TIMEOUT_MS: Type.String({ pattern: '^[0-9]{1,5}$', default: '50' }),
+  /**
+   * The longest a client may take to send a whole request, headers and body: a slow or stalled
+   * client is answered 408 and its connection closed instead of holding it open.
+   */
+  REQUEST_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]{2,6}$', default: '60000' }),
   /** Bearer token that opens /metrics; without it /metrics answers only on a loopback connection. */
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   /** Behind a load balancer: trust X-Forwarded-For/-Proto from it (Fastify's trustProxy). */
@@ -57,6 +62,7 @@ export interface Config {
   /** Set for a scaled-out deployment: shared rate limiting (and idempotency) across instances. */
   readonly redisUrl: string | null;
   readonly redisTimeoutMs: number;
+  readonly requestTimeoutMs: number;
   readonly metricsToken: string | null;
   /** Fastify's trustProxy: true, a hop count, or a list of addresses/CIDRs. False when unset. */
   readonly trustProxy: boolean | number | string;
@@ -79,6 +85,7 @@ const HINTS: Record<string, string> = {
   PUBLIC_BASE_URL: 'an absolute http(s) URL such as https://api.example.com',
   REDIS_URL: 'a redis:// or rediss:// URL',
   REDIS_TIMEOUT_MS: 'a whole number of milliseconds, e.g. 50',
+  REQUEST_TIMEOUT_MS: 'a whole number of milliseconds from 100 to 9999999, e.g. 60000',
   METRICS_TOKEN: 'at least 16 characters',
   COOKIE_SECRET: 'at least 32 characters',
   SMTP_URL: 'an smtp:// or smtps:// URL such as smtps://user:pass@smtp.example.com:465',
@@ -132,6 +139,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL,
     redisUrl: env.REDIS_URL ?? null,
     redisTimeoutMs: Math.max(1, Number(env.REDIS_TIMEOUT_MS)),
+    requestTimeoutMs: Number(env.REQUEST_TIMEOUT_MS),
     metricsToken: env.METRICS_TOKEN ?? null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     cookieSecret: env.COOKIE_SECRET ?? null,

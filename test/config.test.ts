@@ -81,6 +81,10 @@ describe('loadConfig', () => {
     ['NODE_ENV', 'staging'],
     ['PUBLIC_BASE_URL', 'api.example.com'],
     ['PUBLIC_BASE_URL', 'ftp://api.example.com'],
+    ['REQUEST_TIMEOUT_MS', '0'],
+    ['REQUEST_TIMEOUT_MS', '99'],
+    ['REQUEST_TIMEOUT_MS', '1.5'],
+    ['REQUEST_TIMEOUT_MS', 'never'],
   ])('%s=%s is a ConfigError naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);
@@ -109,6 +113,11 @@ describe('loadConfig', () => {
     expect(problems).toEqual([expect.stringContaining('PUBLIC_BASE_URL must be set in production')]);
     const config = loadConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.vinhistory.example' });
     expect(config).toMatchObject({ env: 'production', isProduction: true, publicBaseUrl: 'https://api.vinhistory.example' });
+  });
+
+  test('REQUEST_TIMEOUT_MS bounds how long a client may take to send a request: 60 s unless set', () => {
+    expect(loadConfig({}).requestTimeoutMs).toBe(60_000);
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '500' }).requestTimeoutMs).toBe(500);
   });
 
   test('the trailing slash of PUBLIC_BASE_URL is trimmed; a path is kept', () => {

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { MailMessage, MailSender } from './mail-sender.ts';
@@ -22,7 +22,11 @@ export class OutboxMailSender implements MailSender {
   }
 
   async send(message: MailMessage): Promise<void> {
-    await mkdir(this.folder, { recursive: true, mode: 0o700 });
+    // Messages hold reset links: only the service's user may list or read them, whatever the
+    // umask, and also when an older version made the folder.
+    const created = await mkdir(this.folder, { recursive: true, mode: 0o700 });
+    if (created !== undefined && created !== this.folder) await chmod(path.dirname(this.folder), 0o700);
+    await chmod(this.folder, 0o700);
     const date = this.now();
     const stamp = date.toISOString().replace(/[:.]/g, '-');
     // The address is in the name to find a message by eye; anything odd in it is replaced so that

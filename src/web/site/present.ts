@@ -66,15 +66,25 @@ export function parseBilling(value: unknown): BillingCycle | null {
   return value === 'monthly' || value === 'annual' ? value : null;
 }
 
+const ACCOUNT_PATH = /^\/account(?:[/?#]|$)/;
+/** Any origin stands in for the site's own: only the path, query and fragment are kept. */
+const SITE = 'http://site.invalid';
+
 /**
  * A path to go to after logging in: only a local path of the site (`/account...`), so that the
- * parameter cannot send anyone to another site (an open redirect).
+ * parameter cannot send anyone to another site (an open redirect). It goes out in a Location
+ * header, which carries only Latin-1 (Node throws on anything else), so it is returned as a URL
+ * serialises it: percent-encoded, with dot segments resolved as a browser would resolve them (and
+ * checked again, so that `/account/../pricing` is refused).
  */
 export function safeNext(value: unknown): string | null {
   if (typeof value !== 'string' || value.length > 500) return null;
-  if (!/^\/account(?:[/?#]|$)/.test(value)) return null;
+  if (!ACCOUNT_PATH.test(value)) return null;
   if (/[\\\s]/.test(value) || value.startsWith('//')) return null;
-  return value;
+  const url = new URL(value, SITE);
+  if (url.origin !== SITE) return null;
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  return ACCOUNT_PATH.test(path) ? path : null;
 }
 
 /** The first message of a field, for the template. */

@@ -101,6 +101,29 @@ describe.each(DIALECTS)('sign-up, log-in and sessions (%s)', (dialect) => {
     }
   });
 
+  test('a next= with characters outside Latin-1 or ASCII redirects, percent-encoded, instead of failing', async () => {
+    const email = randomEmail();
+    await new WebClient(t.app).signUp(email);
+    const cases: [string, string][] = [
+      ['/account/tokens\u2215x', '/account/tokens%E2%88%95x'],
+      ['/account?tab=usage&note=\u00e9t\u00e9 \u4e2d', '/account'], // whitespace: refused as before
+      ['/account?tab=\u00e9t\u00e9\u4e2d', '/account?tab=%C3%A9t%C3%A9%E4%B8%AD'],
+      ['/account/\u0000x', '/account/%00x'],
+      ['/account/../pricing', '/account'],
+      ['/account/%2e%2e/pricing', '/account'],
+      ['/account\u2215..\u2215pricing', '/account'], // not under /account/: refused as before
+    ];
+    for (const [next, location] of cases) {
+      const browser = new WebClient(t.app);
+      await browser.get('/login');
+      const res = await browser.post('/login', { email, password: PASSWORD, next });
+      expect({ next, status: res.statusCode, location: res.headers.location }).toEqual({ next, status: 303, location });
+      // A logged-in browser sent to the log-in page again is redirected the same way.
+      const again = await browser.get(`/login?next=${encodeURIComponent(next)}`);
+      expect({ next, status: again.statusCode, location: again.headers.location }).toEqual({ next, status: 303, location });
+    }
+  });
+
   test('log-out ends the session on the server: the old cookie no longer opens the account', async () => {
     const browser = new WebClient(t.app);
     await browser.signUp(randomEmail());

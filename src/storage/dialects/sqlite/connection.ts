@@ -38,9 +38,44 @@ function withStatementCache(db: BetterSqlite3.Database, limit = 500): SqliteData
   };
 }
 
+/** Only the service's user may enter DATA_DIR or read the database. */
+const PRIVATE_DIRECTORY = 0o700;
+const PRIVATE_FILE = 0o600;
+
+/**
+ * The database holds password hashes and the cookie secret. SQLite creates it 0644 less the umask,
+ * and its -wal and -shm with the database file's mode, so the file is made 0600 before SQLite opens
+ * it (created empty if new). A DATA_DIR made here is 0700; one that already exists is left as the
+ * operator made it (it may be a shared folder), its database files being private either way.
+ */
+function createPrivately(file: string): void {
+  const dir = path.dirname(file);
+  if (fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIRECTORY }) !== undefined) fs.chmodSync(dir, PRIVATE_DIRECTORY);
+  // chmod after open: the mode given to open is reduced by the umask; an older version's file is
+  // closed too.
+  const fd = fs.openSync(file, 'a', PRIVATE_FILE);
+  try {
+    if ((fs.fstatSync(fd).mode & 0o077) !== 0) fs.fchmodSync(fd, PRIVATE_FILE);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A -wal or -shm left by an older version keeps its mode across opens: close it too. */
+function tightenCompanions(file: string): void {
+  for (const companion of [`${file}-wal`, `${file}-shm`]) {
+    try {
+      if ((fs.statSync(companion).mode & 0o077) !== 0) fs.chmodSync(companion, PRIVATE_FILE);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}
+
 export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; raw: BetterSqlite3.Database } {
-  if (options.file !== ':memory:') fs.mkdirSync(path.dirname(options.file), { recursive: true });
+  if (options.file !== ':memory:') createPrivately(options.file);
   const raw = new BetterSqlite3(options.file);
+  if (options.file !== ':memory:') tightenCompanions(options.file);
   // WAL lets the CLI and readers work while the server writes; NORMAL is durable across process
   // crashes (only an OS crash can lose the last commits); the busy timeout covers a CLI import
   // holding the write lock for one batch.
