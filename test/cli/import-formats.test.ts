@@ -8,7 +8,6 @@ import { generateLots } from '../../src/dev/seed/synthetic-lots.ts';
 import { BIN, cliEnv, makeDataDir, openCliDatabase, runCli } from './run-cli.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
-const shared = (name: string) => fileURLToPath(new URL(`../../../shared/data/${name}`, import.meta.url));
 const MAPPING = fileURLToPath(new URL('../../examples/usa-cars.mapping.json', import.meta.url));
 
 describe('vinhistory import: the feed formats', () => {
@@ -17,7 +16,7 @@ describe('vinhistory import: the feed formats', () => {
   const file = data.file;
 
   it('loads Copart CSV and vendor JSON, recognised by content, and prints what it took each file for with --json', async () => {
-    const copart = shared('copart/salesdata-sample.csv');
+    const copart = fixture('copart/salesdata-49.csv');
     const vendor = file('vendor-export.txt', readFileSync(fixture('auctionsapi/vehicles-array.json')));
     const result = await runCli(['import', '--json', copart, vendor], { dataDir: data.dir });
     expect(result.code).toBe(1); // the vehicle without lots is reported
@@ -38,7 +37,7 @@ describe('vinhistory import: the feed formats', () => {
   });
 
   it('loads the AuctionExport listings through the shipped mapping, writes the skipped rows to --report, and re-imports as unchanged', async () => {
-    const listings = shared('usa-cars/USA_cars_datasets.csv');
+    const listings = fixture('usa-cars/usa-cars-full.csv');
     const report = path.join(data.dir, 'skipped.ndjson');
     const first = await runCli(['import', '--map', MAPPING, '--report', report, listings], { dataDir: data.dir });
     expect(first.code).toBe(1);

@@ -5,8 +5,6 @@ import { openLotSource, type LotSourceOptions } from '../../src/ingest/sources/o
 import { prepareRecord, type PreparedRecord } from '../../src/ingest/prepare-lot.ts';
 
 export const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
-/** The real samples, beside the checkout (CI has ../shared next to it). */
-export const sharedData = (name: string) => fileURLToPath(new URL(`../../../shared/data/${name}`, import.meta.url));
 
 export function streamOf(content: string | Buffer, chunkSize = 0): Readable {
   if (chunkSize <= 0) return Readable.from([typeof content === 'string' ? Buffer.from(content) : content]);

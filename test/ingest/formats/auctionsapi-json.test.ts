@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { Lot } from '../../../src/domain/lot.ts';
-import { fixture, lotsOf, readPrepared, rejectionsOf, sharedData, streamOf } from '../helpers.ts';
+import { fixture, lotsOf, readPrepared, rejectionsOf, streamOf } from '../helpers.ts';
 
 /** The IAAI lot of the vendor's sample record, as the importer must store it. */
 const BMW_LOT: Lot = {
@@ -42,7 +42,7 @@ const ARRAY = fixture('auctionsapi/vehicles-array.json');
 
 describe('auctionsapi vehicle records', () => {
   it('loads the real sample, a single pretty-printed record', async () => {
-    const result = await readPrepared(sharedData('auctionsapi/sample-car.json'));
+    const result = await readPrepared(fixture('auctionsapi/sample-car.json'));
     expect(result.description).toBe('auctionsapi vehicle records (JSON)');
     expect(result.failure).toBeNull();
     expect(result.prepared).toEqual([{ ok: true, line: 1, lot: BMW_LOT }]);

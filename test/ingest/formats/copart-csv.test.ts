@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Lot } from '../../../src/domain/lot.ts';
 import { copartSaleDate, odometerBrand, titleDocument } from '../../../src/ingest/formats/copart-csv.ts';
 import { IngestError } from '../../../src/ingest/ingest-error.ts';
-import { fixture, lotsOf, readPrepared, rejectionsOf, sharedData, streamOf } from '../helpers.ts';
+import { fixture, lotsOf, readPrepared, rejectionsOf, streamOf } from '../helpers.ts';
 
 /** The one real row of Copart's sample, as the importer must store it. */
 const MERCEDES: Lot = {
@@ -49,7 +49,7 @@ function toCsv(rows: string[][]): string {
 
 describe('Copart sales-data CSV', () => {
   it('loads the real sample (49 columns) with every quirk normalised', async () => {
-    const result = await readPrepared(sharedData('copart/salesdata-sample.csv'));
+    const result = await readPrepared(fixture('copart/salesdata-49.csv'));
     expect(result.description).toBe('Copart sales-data CSV (49 columns)');
     expect(result.failure).toBeNull();
     expect(result.prepared).toEqual([{ ok: true, line: 2, lot: MERCEDES }]);

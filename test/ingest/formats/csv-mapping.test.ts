@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadCsvMapping, parseCsvMapping, type CsvMapping } from '../../../src/ingest/formats/csv-mapping.ts';
 import { IngestError } from '../../../src/ingest/ingest-error.ts';
-import { fixture, lotsOf, readPrepared, rejectionsOf, sharedData, streamOf } from '../helpers.ts';
+import { fixture, lotsOf, readPrepared, rejectionsOf, streamOf } from '../helpers.ts';
 
 const EXAMPLE = fileURLToPath(new URL('../../../examples/usa-cars.mapping.json', import.meta.url));
 
@@ -54,7 +54,7 @@ describe('CSV through a mapping file: the shipped example on the AuctionExport l
   });
 
   it('reads the whole real file: 2,499 rows, one refused', async () => {
-    const result = await readPrepared(sharedData('usa-cars/USA_cars_datasets.csv'), { mapping: await loadCsvMapping(EXAMPLE) });
+    const result = await readPrepared(fixture('usa-cars/usa-cars-full.csv'), { mapping: await loadCsvMapping(EXAMPLE) });
     expect(result.prepared).toHaveLength(2499);
     expect(rejectionsOf(result)).toEqual([{ line: 34, reason: 'vin: The vin must be exactly 17 characters; got 13.' }]);
     expect(lotsOf(result).filter((lot) => lot.price === null)).toHaveLength(43);
