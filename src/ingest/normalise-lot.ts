@@ -49,9 +49,10 @@ function boundedText(maxLength: number): FieldRule {
 
 const tooLong = (maxLength: number, length: number) => `must be at most ${maxLength} characters; got ${length}`;
 
-function integer(bounds: { minimum?: number; maximum?: number }, required: boolean): FieldRule {
-  const min = bounds.minimum ?? 0;
-  const max = bounds.maximum ?? Number.MAX_SAFE_INTEGER;
+/** A whole number within the schema's range. */
+function integer(field: keyof Lot, schema: { minimum?: number; maximum?: number }, required: boolean): FieldRule {
+  const { minimum: min, maximum: max } = schema;
+  if (min === undefined || max === undefined) throw new Error(`normalise-lot: the Lot field "${field}" has no range in LotSchema`);
   return (value) => {
     let number: number;
     if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
@@ -179,10 +180,10 @@ function ruleFor(field: keyof Lot, schema: TSchema): FieldRule {
     case 'images':
       return images;
   }
-  if (KindGuard.IsInteger(schema)) return integer(schema, true);
+  if (KindGuard.IsInteger(schema)) return integer(field, schema, true);
   if (KindGuard.IsUnion(schema)) {
     const [kind, ...rest] = schema.anyOf.filter((member) => !KindGuard.IsNull(member));
-    if (rest.length === 0 && kind !== undefined && KindGuard.IsInteger(kind)) return integer(kind, false);
+    if (rest.length === 0 && kind !== undefined && KindGuard.IsInteger(kind)) return integer(field, kind, false);
     if (rest.length === 0 && kind !== undefined && KindGuard.IsString(kind) && kind.format === undefined && kind.maxLength !== undefined) {
       return boundedText(kind.maxLength);
     }
