@@ -36,6 +36,9 @@ const CLOSE_BRACE = 0x7d;
  * brackets outside strings (strings are skipped with indexOf), before anything parses it.
  */
 export function nestsTooDeep(text: string): boolean {
+  // A lot has a handful of opening brackets: too few of them anywhere, in strings or not, settles
+  // it at a tenth of the cost of following the strings.
+  if (count(text, '{', MAX_JSON_DEPTH) + count(text, '[', MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return false;
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -56,4 +59,11 @@ function isEscaped(text: string, at: number): boolean {
   let backslashes = 0;
   for (let i = at - 1; i >= 0 && text.charCodeAt(i) === BACKSLASH; i--) backslashes++;
   return backslashes % 2 === 1;
+}
+
+/** Occurrences of `char` in `text`, counted up to one past `max`. */
+function count(text: string, char: string, max: number): number {
+  let n = 0;
+  for (let i = text.indexOf(char); i !== -1 && n <= max; i = text.indexOf(char, i + 1)) n++;
+  return n;
 }
