@@ -14,7 +14,7 @@ export const MAX_RECORD_CHARS = 1 << 20;
 
 /**
  * Nesting of objects and arrays in one JSON record. A canonical lot is 2 levels deep, a vendor
- * record 4; much deeper is not lot data, and tens of thousands of levels overflow the stack of
+ * record 5; much deeper is not lot data, and tens of thousands of levels overflow the stack of
  * whatever walks the parsed value (JSON.stringify, the worker's structured clone).
  */
 export const MAX_JSON_DEPTH = 64;
