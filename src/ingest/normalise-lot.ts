@@ -1,6 +1,6 @@
 import { FormatRegistry, KindGuard, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { LOT_FIELDS, LotSchema, type Lot } from '../domain/lot.ts';
+import { LOT_FIELDS, LotSchema, MAX_IMAGE_URL_CHARS, MAX_IMAGES, type Lot } from '../domain/lot.ts';
 import { checkVin } from '../domain/vin.ts';
 
 /**
@@ -16,12 +16,7 @@ export interface FieldError {
 
 export type NormaliseResult = { ok: true; lot: Lot } | { ok: false; errors: FieldError[] };
 
-/** The columns are PostgreSQL `integer`: a larger value would fail the whole batch, not the line. */
-export const MAX_INTEGER = 2_147_483_647;
-const INTEGER_BOUNDS: Partial<Record<keyof Lot, { min: number; max: number }>> = {
-  // The first production car is from 1886; a "year" outside this range is another field misplaced.
-  year: { min: 1886, max: 2100 },
-};
+export { MAX_INTEGER } from '../domain/lot.ts';
 const AUCTION_PATTERN = /^[a-z][a-z0-9_-]*$/;
 
 type FieldResult = { value: unknown } | { error: string };
@@ -41,8 +36,23 @@ function optionalText(value: unknown): FieldResult {
   return { value: text === '' ? null : text };
 }
 
-function integer(field: keyof Lot, required: boolean): FieldRule {
-  const { min, max } = INTEGER_BOUNDS[field] ?? { min: 0, max: MAX_INTEGER };
+/** Trimmed text of at most `maxLength` characters (the schema's limit). */
+function boundedText(maxLength: number): FieldRule {
+  return (value) => {
+    const text = optionalText(value);
+    if ('value' in text && text.value !== null && (text.value as string).length > maxLength) {
+      return { error: tooLong(maxLength, (text.value as string).length) };
+    }
+    return text;
+  };
+}
+
+const tooLong = (maxLength: number, length: number) => `must be at most ${maxLength} characters; got ${length}`;
+
+/** A whole number within the schema's range. */
+function integer(field: keyof Lot, schema: { minimum?: number; maximum?: number }, required: boolean): FieldRule {
+  const { minimum: min, maximum: max } = schema;
+  if (min === undefined || max === undefined) throw new Error(`normalise-lot: the Lot field "${field}" has no range in LotSchema`);
   return (value) => {
     let number: number;
     if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
@@ -64,8 +74,10 @@ function vin(value: unknown): FieldResult {
   return check.ok ? { value: check.vin } : { error: check.errors.join(' ') };
 }
 
+const auctionText = boundedText(LotSchema.properties.auction.maxLength!);
+
 function auction(value: unknown): FieldResult {
-  const text = optionalText(value);
+  const text = auctionText(value);
   if ('error' in text) return text;
   if (text.value === null) return { error: 'is required' };
   const word = (text.value as string).toLowerCase();
@@ -143,9 +155,11 @@ function isHttpUrl(text: string): boolean {
 function images(value: unknown): FieldResult {
   if (value === undefined || value === null) return { value: [] };
   if (!Array.isArray(value)) return { error: `must be an array of absolute http(s) URLs; got ${show(value)}` };
+  if (value.length > MAX_IMAGES) return { error: `must hold at most ${MAX_IMAGES} URLs; got ${value.length}` };
   const urls: string[] = [];
   for (const [index, item] of value.entries()) {
     const text = typeof item === 'string' ? item.trim() : null;
+    if (text !== null && text.length > MAX_IMAGE_URL_CHARS) return { error: `item ${index} ${tooLong(MAX_IMAGE_URL_CHARS, text.length)}` };
     if (text === null || !isHttpUrl(text)) {
       return { error: `item ${index} must be an absolute http(s) URL; got ${show(item)}` };
     }
@@ -166,11 +180,13 @@ function ruleFor(field: keyof Lot, schema: TSchema): FieldRule {
     case 'images':
       return images;
   }
-  if (KindGuard.IsInteger(schema)) return integer(field, true);
+  if (KindGuard.IsInteger(schema)) return integer(field, schema, true);
   if (KindGuard.IsUnion(schema)) {
     const [kind, ...rest] = schema.anyOf.filter((member) => !KindGuard.IsNull(member));
-    if (rest.length === 0 && kind !== undefined && KindGuard.IsInteger(kind)) return integer(field, false);
-    if (rest.length === 0 && kind !== undefined && KindGuard.IsString(kind) && kind.format === undefined) return optionalText;
+    if (rest.length === 0 && kind !== undefined && KindGuard.IsInteger(kind)) return integer(field, kind, false);
+    if (rest.length === 0 && kind !== undefined && KindGuard.IsString(kind) && kind.format === undefined && kind.maxLength !== undefined) {
+      return boundedText(kind.maxLength);
+    }
   }
   throw new Error(`normalise-lot: no normalisation rule for the Lot field "${field}"`);
 }

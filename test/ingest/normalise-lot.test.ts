@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Value } from '@sinclair/typebox/value';
-import { LOT_FIELDS, LotSchema } from '../../src/domain/lot.ts';
+import { LOT_FIELDS, LotSchema, MAX_IMAGES, MAX_IMAGE_URL_CHARS } from '../../src/domain/lot.ts';
 import { describeFieldErrors, normaliseLot, normaliseSaleDate, type NormaliseResult } from '../../src/ingest/normalise-lot.ts';
 
 const VIN = '4JGBF7BE5AA585531';
@@ -146,4 +146,35 @@ describe('sale_date normalisation', () => {
   it('refuses a non-string', () => {
     expect(normaliseSaleDate(1591426860000)).toEqual({ error: 'must be a string; got 1591426860000' });
   });
+
+  it('skips a record with an over-long text field, naming the field and its limit', () => {
+    const errors = errorsOf(normaliseLot({ vin: VIN, auction: 'copart', lot_id: 1, name: 'x'.repeat(5000), location_zip: '9'.repeat(21) }));
+    expect(errors.name).toBe(`must be at most ${maxLengthOf('name')} characters; got 5000`);
+    expect(errors.location_zip).toBe('must be at most 20 characters; got 21');
+    expect(ok(normaliseLot({ vin: VIN, auction: 'copart', lot_id: 1, name: 'x'.repeat(maxLengthOf('name')) })).name).toHaveLength(maxLengthOf('name'));
+  });
+
+  it('skips a record with too many images or an over-long image URL', () => {
+    const url = (i: number) => `https://img.example.com/${i}.jpg`;
+    const many = Array.from({ length: MAX_IMAGES + 1 }, (_, i) => url(i));
+    expect(errorsOf(normaliseLot({ vin: VIN, auction: 'copart', lot_id: 1, images: many })).images).toBe(
+      `must hold at most ${MAX_IMAGES} URLs; got ${MAX_IMAGES + 1}`,
+    );
+    expect(ok(normaliseLot({ vin: VIN, auction: 'copart', lot_id: 1, images: many.slice(1) })).images).toHaveLength(MAX_IMAGES);
+    const long = `https://img.example.com/${'a'.repeat(MAX_IMAGE_URL_CHARS)}`;
+    expect(errorsOf(normaliseLot({ vin: VIN, auction: 'copart', lot_id: 1, images: [url(1), long] })).images).toBe(
+      `item 1 must be at most ${MAX_IMAGE_URL_CHARS} characters; got ${long.length}`,
+    );
+  });
+
+  it('keeps numbers in their ranges: odometer, cylinders, year', () => {
+    const errors = errorsOf(normaliseLot({ vin: VIN, auction: 'copart', lot_id: 1, odometer: 10_000_000, cylinders: 33 }));
+    expect(errors.odometer).toBe('must be from 0 to 9999999; got 10000000');
+    expect(errors.cylinders).toBe('must be from 0 to 32; got 33');
+  });
 });
+
+function maxLengthOf(field: keyof typeof LotSchema.properties): number {
+  const schema = LotSchema.properties[field] as { anyOf?: { maxLength?: number }[] };
+  return schema.anyOf!.find((member) => member.maxLength !== undefined)!.maxLength!;
+}

@@ -4,6 +4,8 @@ import { CsvError } from 'csv-parse';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { columnCountReason, csvErrorReason, readCsvRowsWithCsvParse } from './csv-parse-rows.ts';
 import type { CsvRow, CsvRowsOptions } from './csv-row.ts';
+// A CSV record longer than this is a stray quote that swallowed the lines after it (Copart's rows are 600 bytes).
+import { MAX_RECORD_CHARS } from '../record-limits.ts';
 
 const QUOTE = 0x22;
 const LF = 0x0a;
@@ -15,8 +17,6 @@ const CR = 0x0d;
 const NEED_MORE = -1;
 const NOT_PLAIN = -2;
 const CUT = -3;
-/** A record longer than this is a stray quote that swallowed the lines after it (Copart's rows are 600 bytes). */
-const MAX_RECORD_CHARS = 1 << 20;
 
 /** What scanRecord found besides where the record ends. */
 interface Scanned {

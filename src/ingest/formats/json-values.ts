@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { MAX_JSON_DEPTH, MAX_RECORD_CHARS, TOO_DEEP_REASON, tooLongReason } from '../record-limits.ts';
 
 export type JsonValueText = { line: number; text: string } | { line: number; error: string };
 
@@ -25,6 +26,10 @@ const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
  * takes to find where a record ends; each record's text is then parsed by JSON.parse, so a broken
  * record is reported on its own line and the next one is still read. A file that ends inside a
  * record, or before its array is closed, is truncated: that is thrown after the complete records.
+ *
+ * A record longer than MAX_RECORD_CHARS, or nested deeper than MAX_JSON_DEPTH, is reported in
+ * place of its text (which is dropped as it streams past, never held whole or parsed), and the
+ * next record is read.
  */
 export async function* splitJsonValues(input: Readable): AsyncGenerator<JsonValueText> {
   const decoder = new StringDecoder('utf8');
@@ -36,6 +41,9 @@ export async function* splitJsonValues(input: Readable): AsyncGenerator<JsonValu
   let recording = false;
   let recordLine = 0;
   let pieces: string[] = [];
+  /** Characters of the record so far; past MAX_RECORD_CHARS its pieces are dropped. */
+  let recordChars = 0;
+  let tooDeep = false;
   let depth = 0;
   let inString = false;
   let escaped = false;
@@ -70,8 +78,9 @@ export async function* splitJsonValues(input: Readable): AsyncGenerator<JsonValu
           // Not consumed: the delimiter is handled below, between records.
         } else {
           if (c === Char.Quote) inString = true;
-          else if (c === Char.OpenBrace || c === Char.OpenBracket) depth++;
-          else if (c === Char.CloseBrace || c === Char.CloseBracket) {
+          else if (c === Char.OpenBrace || c === Char.OpenBracket) {
+            if (++depth > MAX_JSON_DEPTH) tooDeep = true;
+          } else if (c === Char.CloseBrace || c === Char.CloseBracket) {
             depth--;
             if (depth === 0) yield finish(i + 1);
           } else if (c === Char.Newline) line++;
@@ -112,6 +121,8 @@ export async function* splitJsonValues(input: Readable): AsyncGenerator<JsonValu
       recording = true;
       recordLine = line;
       pieces = [];
+      recordChars = 0;
+      tooDeep = false;
       segmentStart = i;
       depth = 0;
       escaped = false;
@@ -119,11 +130,11 @@ export async function* splitJsonValues(input: Readable): AsyncGenerator<JsonValu
       primitive = !(inString || c === Char.OpenBrace || c === Char.OpenBracket);
       if (c === Char.OpenBrace || c === Char.OpenBracket) depth = 1;
     }
-    if (recording) pieces.push(text.slice(segmentStart));
+    if (recording) keep(text.slice(segmentStart));
 
     function finish(end: number): JsonValueText {
-      pieces.push(text.slice(segmentStart, end));
-      const record = { line: recordLine, text: pieces.join('') };
+      keep(text.slice(segmentStart, end));
+      const record = recorded();
       recording = false;
       pieces = [];
       primitive = false;
@@ -133,11 +144,25 @@ export async function* splitJsonValues(input: Readable): AsyncGenerator<JsonValu
     }
   }
   const rest = decoder.end();
-  if (rest.length > 0 && recording) pieces.push(rest);
+  if (rest.length > 0 && recording) keep(rest);
   if (recording && primitive) {
-    yield { line: recordLine, text: pieces.join('') };
+    yield recorded();
     recording = false;
   }
   if (recording) throw new Error(`the file ends inside the record that starts on line ${recordLine}: it is truncated`);
   if (mode === 'array') throw new Error('the file ends before the JSON array is closed (no "]"): it is truncated');
+
+  /** Adds a piece of the record's text, or only counts it once the record is past a bound. */
+  function keep(piece: string): void {
+    recordChars += piece.length;
+    if (recordChars > MAX_RECORD_CHARS || tooDeep) pieces = [];
+    else pieces.push(piece);
+  }
+
+  /** The record read, or why it is skipped. */
+  function recorded(): JsonValueText {
+    if (recordChars > MAX_RECORD_CHARS) return { line: recordLine, error: tooLongReason('record', recordChars) };
+    if (tooDeep) return { line: recordLine, error: TOO_DEEP_REASON };
+    return { line: recordLine, text: pieces.join('') };
+  }
 }

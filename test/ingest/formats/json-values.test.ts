@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { splitJsonValues, type JsonValueText } from '../../../src/ingest/formats/json-values.ts';
+import { MAX_JSON_DEPTH, MAX_RECORD_CHARS } from '../../../src/ingest/record-limits.ts';
 import { streamOf } from '../helpers.ts';
 
 async function split(text: string, chunkSize = 0): Promise<{ values: JsonValueText[]; failure: string | null }> {
@@ -80,5 +81,28 @@ describe('splitJsonValues', () => {
 
   it('reads an empty array as no records', async () => {
     expect(await split('[ ]\n')).toEqual({ values: [], failure: null });
+  });
+
+  it('skips a record nested deeper than the limit, and reads the next, at any chunk size', async () => {
+    const deep = `{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    for (const chunkSize of [0, 1000]) {
+      const { values, failure } = await split(`[${deep},\n{"b":2}]`, chunkSize);
+      expect(failure).toBeNull();
+      expect(values).toEqual([
+        { line: 1, error: `the record is nested more than ${MAX_JSON_DEPTH} levels deep: not one lot` },
+        { line: 2, text: '{"b":2}' },
+      ]);
+    }
+  });
+
+  it('skips a record longer than the cap without holding it, and reads the next', async () => {
+    const long = `{"a":"${'x'.repeat(MAX_RECORD_CHARS)}"}`;
+    const { values, failure } = await split(`[{"a":1},\n${long},\n{"b":2}]`, 64 * 1024);
+    expect(failure).toBeNull();
+    expect(values).toEqual([
+      { line: 1, text: '{"a":1}' },
+      { line: 2, error: `the record is longer than ${MAX_RECORD_CHARS} characters (${long.length}): not one lot` },
+      { line: 3, text: '{"b":2}' },
+    ]);
   });
 });

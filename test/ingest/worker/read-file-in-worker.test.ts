@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Lot } from '../../../src/domain/lot.ts';
 import { loadCsvMapping } from '../../../src/ingest/formats/csv-mapping.ts';
 import { IngestError } from '../../../src/ingest/ingest-error.ts';
+import { MAX_JSON_DEPTH, MAX_RECORD_CHARS } from '../../../src/ingest/record-limits.ts';
 import { readFileInWorker, type WorkerFileSource } from '../../../src/ingest/worker/read-file-in-worker.ts';
 import { fixture, lotsOf, readPrepared, rejectionsOf } from '../helpers.ts';
 
@@ -93,5 +94,24 @@ describe('reading a file on a worker thread', () => {
       break;
     }
     await source.close();
+  });
+
+  it('skips a deeply nested record and an over-long one, and reads the rest of the file (the CLI path)', async () => {
+    const lot = (id: number) => JSON.stringify({ vin: '4JGBF7BE5AA585531', auction: 'copart', lot_id: id });
+    const deep = `{"vin":"4JGBF7BE5AA585531","auction":"copart","lot_id":9,"name":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    const long = JSON.stringify({ vin: '4JGBF7BE5AA585531', auction: 'copart', lot_id: 8, name: 'x'.repeat(MAX_RECORD_CHARS) });
+    const lines = [lot(1), deep, lot(2), long, lot(3), JSON.stringify({ vin: '4JGBF7BE5AA585531', auction: 'copart', lot_id: 7, name: 'y'.repeat(301) })];
+    for (const [name, text] of [['deep.ndjson', `${lines.join('\n')}\n`], ['deep.json', `[${lines.join(',\n')}]`]] as const) {
+      const file = path.join(dir, name);
+      writeFileSync(file, text);
+      const seen = await collect(await readFileInWorker({ file, format: 'auto', chunkSize: 2 }));
+      expect(seen.failure, name).toBeNull();
+      expect(seen.lots.map((l) => l.lot_id), name).toEqual([1, 2, 3]);
+      expect(seen.rejected, name).toEqual([
+        { line: 2, reason: `the record is nested more than ${MAX_JSON_DEPTH} levels deep: not one lot` },
+        { line: 4, reason: expect.stringMatching(new RegExp(`^the (line|record) is longer than ${MAX_RECORD_CHARS} characters`)) },
+        { line: 6, reason: 'name: must be at most 300 characters; got 301' },
+      ]);
+    }
   });
 });
