@@ -20,7 +20,14 @@ const INVOICE_KIND: Partial<Record<string, InvoiceKind>> = {
 /**
  * Applies Stripe's events to our subscriptions. Each event is handled once: its id is recorded in
  * the transaction that applies it, so a redelivery (Stripe retries until it gets a 2xx) or a
- * second instance handling it at the same moment changes nothing. Events may come in any order.
+ * second instance handling it at the same moment changes nothing.
+ *
+ * Events may come in any order, so the state events of a Stripe subscription (updated, deleted)
+ * are ordered by their `created` time: one older than the last applied changes nothing, and a
+ * deletion is final (Stripe never brings a deleted subscription back). A deletion that arrives
+ * before the first `invoice.paid` is kept, and that invoice then starts an ended subscription.
+ * Paid invoices are facts rather than states: each is applied whenever it comes (the paid term
+ * only ever grows).
  *
  * - invoice.paid starts a subscription (first invoice, from the metadata set at checkout), or
  *   extends the paid term (renewal, applying a scheduled downgrade); the invoice is listed in the
@@ -58,7 +65,7 @@ export class StripeWebhookHandler {
       case 'invoice.paid':
         return this.invoicePaid(repos, event.data.object, now);
       case 'customer.subscription.updated':
-        return this.subscriptionUpdated(repos, event.data.object, now);
+        return this.subscriptionUpdated(repos, event.data.object, event, now);
       case 'customer.subscription.deleted':
         return this.subscriptionDeleted(repos, event.data.object, event, now);
       default:
@@ -104,6 +111,12 @@ export class StripeWebhookHandler {
         now,
       );
       stripeBilling = await repos.billing.create({ subscriptionId: subscription.id, provider: 'stripe', externalId: stripeSubscriptionId, paidThrough }, now);
+      // Deleted on Stripe before this invoice arrived: the payment is listed, but no access is left.
+      const deletedAt = await repos.billing.findStripeDeletion(stripeSubscriptionId);
+      if (deletedAt) {
+        const endedAt = Math.max(startedAt.getTime(), Math.min(deletedAt.getTime(), now.getTime()));
+        await repos.subscriptions.end(subscription.id, new Date(endedAt));
+      }
       const customerId = idOf(invoice.customer);
       if (customerId) await repos.billing.saveStripeCustomer(account.id, customerId, now);
       subscriptionId = subscription.id;
@@ -156,9 +169,11 @@ export class StripeWebhookHandler {
     );
   }
 
-  private async subscriptionUpdated(repos: Repositories, remote: Stripe.Subscription, now: Date): Promise<WebhookOutcome> {
+  private async subscriptionUpdated(repos: Repositories, remote: Stripe.Subscription, event: Stripe.Event, now: Date): Promise<WebhookOutcome> {
     const stripeBilling = await repos.billing.findByExternalId(remote.id);
     if (!stripeBilling) return 'ignored';
+    // Older than the state already applied (or after the deletion): what it says is out of date.
+    if (!(await repos.billing.advanceStripeEvent(remote.id, fromUnix(event.created), now))) return 'ignored';
     const cancel = remote.cancel_at_period_end || remote.cancel_at !== null;
     if (stripeBilling.cancelAtPeriodEnd !== cancel) {
       await repos.billing.setCancelAtPeriodEnd(stripeBilling.subscriptionId, cancel, now);
@@ -175,9 +190,11 @@ export class StripeWebhookHandler {
   }
 
   private async subscriptionDeleted(repos: Repositories, remote: Stripe.Subscription, event: Stripe.Event, now: Date): Promise<WebhookOutcome> {
-    const stripeBilling = await repos.billing.findByExternalId(remote.id);
-    if (!stripeBilling) return 'ignored';
     const endedAt = remote.ended_at ? fromUnix(remote.ended_at) : fromUnix(event.created);
+    if (!(await repos.billing.recordStripeDeletion(remote.id, fromUnix(event.created), endedAt, now))) return 'ignored';
+    const stripeBilling = await repos.billing.findByExternalId(remote.id);
+    // Not ours yet: the deletion is kept for its first invoice.paid, which may still come.
+    if (!stripeBilling) return 'applied';
     await repos.subscriptions.end(stripeBilling.subscriptionId, new Date(Math.min(endedAt.getTime(), now.getTime())));
     await repos.billing.setCancelAtPeriodEnd(stripeBilling.subscriptionId, false, now);
     return 'applied';

@@ -203,6 +203,14 @@ export interface WebhookEventsTable {
   received_at: string;
 }
 
+/** Per Stripe subscription, the newest state event applied and its deletion (0005). */
+export interface StripeSubscriptionEventsTable {
+  stripe_subscription_id: string;
+  last_event_at: string;
+  deleted_at: string | null;
+  updated_at: string;
+}
+
 /** A token of the admin API (0004); only its SHA-256 is stored. */
 export interface OperatorTokensTable {
   id: string;
@@ -234,6 +242,7 @@ export interface Database {
   stripe_customers: StripeCustomersTable;
   webhook_events: WebhookEventsTable;
   operator_tokens: OperatorTokensTable;
+  stripe_subscription_events: StripeSubscriptionEventsTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

@@ -110,6 +110,87 @@ describe.each(DIALECTS)('Stripe: checkout, webhooks and changes (%s)', (dialect)
     expect(refused.statusCode).toBe(402);
   });
 
+  test('subscription events apply in Stripe’s order, whatever their arrival order; an older one changes nothing', async () => {
+    const { stripeId, subscription } = await subscribedThroughStripe('professional');
+    const paidThrough = (await t.repos.billing.find(subscription.id))!.paidThrough!;
+    const withGrace = new Date(Date.parse(paidThrough) + STRIPE_RENEWAL_GRACE_MS).toISOString();
+    const cancelled = signedEvent('customer.subscription.updated', stripeSubscription({ id: stripeId, cancelAtPeriodEnd: true }), { created: new Date(Date.now() - 20_000) });
+    const resumed = signedEvent('customer.subscription.updated', stripeSubscription({ id: stripeId, cancelAtPeriodEnd: false }), { created: new Date(Date.now() - 10_000) });
+
+    // In order: cancelled, then resumed: it renews.
+    expect((await deliver(cancelled)).json().outcome).toBe('applied');
+    expect((await deliver(resumed)).json().outcome).toBe('applied');
+    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ cancelAtPeriodEnd: false });
+    expect((await t.repos.subscriptions.findById(subscription.id))!.endsAt).toBe(withGrace);
+
+    // The older cancellation, sent again later with a new id, is older than what was applied.
+    const lateCancel = signedEvent('customer.subscription.updated', stripeSubscription({ id: stripeId, cancelAtPeriodEnd: true }), { created: new Date(Date.now() - 20_000) });
+    expect((await deliver(lateCancel)).json().outcome).toBe('ignored');
+    // A redelivery of an event already applied changes nothing either.
+    expect((await deliver(cancelled)).json().outcome).toBe('duplicate');
+    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ cancelAtPeriodEnd: false });
+    expect((await t.repos.subscriptions.findById(subscription.id))).toMatchObject({ status: 'active', endsAt: withGrace });
+  });
+
+  test('resumed arriving before the older cancellation leaves the subscription renewing', async () => {
+    const { stripeId, subscription } = await subscribedThroughStripe('professional');
+    const paidThrough = (await t.repos.billing.find(subscription.id))!.paidThrough!;
+    const withGrace = new Date(Date.parse(paidThrough) + STRIPE_RENEWAL_GRACE_MS).toISOString();
+    const cancelled = signedEvent('customer.subscription.updated', stripeSubscription({ id: stripeId, cancelAtPeriodEnd: true }), { created: new Date(Date.now() - 20_000) });
+    const resumed = signedEvent('customer.subscription.updated', stripeSubscription({ id: stripeId, cancelAtPeriodEnd: false }), { created: new Date(Date.now() - 10_000) });
+
+    expect((await deliver(resumed)).json().outcome).toBe('applied');
+    expect((await deliver(cancelled)).json().outcome).toBe('ignored');
+    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ cancelAtPeriodEnd: false });
+    expect((await t.repos.subscriptions.findById(subscription.id))).toMatchObject({ status: 'active', endsAt: withGrace });
+    // Replayed later, the resume is a duplicate and the cancellation still older: nothing changes.
+    expect((await deliver(resumed)).json().outcome).toBe('duplicate');
+    expect((await deliver(cancelled)).json().outcome).toBe('duplicate');
+    expect(await t.repos.billing.find(subscription.id)).toMatchObject({ cancelAtPeriodEnd: false });
+  });
+
+  /** The first invoice.paid and the deletion of one new Stripe subscription (VIP, monthly). */
+  async function paidThenDeleted() {
+    const account = await t.repos.accounts.create(randomEmail());
+    const stripeId = `sub_${Math.random().toString(36).slice(2, 12)}`;
+    const start = new Date(Date.now() - 60_000);
+    const paid = signedEvent(
+      'invoice.paid',
+      paidInvoice({ subscription: stripeId, billingReason: 'subscription_create', periodStart: start, periodEnd: new Date(start.getTime() + 30 * DAY), amount: 40000, metadata: { accountId: account.id, plan: 'vip', billing: 'monthly' } }),
+      { created: new Date(Date.now() - 30_000) },
+    );
+    const deleted = signedEvent('customer.subscription.deleted', stripeSubscription({ id: stripeId, status: 'canceled', endedAt: new Date(Date.now() - 5_000) }), { created: new Date(Date.now() - 5_000) });
+    return { account, stripeId, paid, deleted };
+  }
+
+  test('deleted after the first invoice.paid ends the subscription; replays change nothing', async () => {
+    const { account, stripeId, paid, deleted } = await paidThenDeleted();
+    expect((await deliver(paid)).json().outcome).toBe('applied');
+    expect((await deliver(deleted)).json().outcome).toBe('applied');
+    expect(await t.repos.subscriptions.findActive(account.id)).toBeUndefined();
+    // An update sent before the deletion, arriving after it, does not bring it back.
+    const lateUpdate = signedEvent('customer.subscription.updated', stripeSubscription({ id: stripeId, cancelAtPeriodEnd: false }), { created: new Date(Date.now() - 20_000) });
+    expect((await deliver(lateUpdate)).json().outcome).toBe('ignored');
+    expect((await deliver(paid)).json().outcome).toBe('duplicate');
+    expect(await t.repos.subscriptions.findActive(account.id)).toBeUndefined();
+    expect(await t.db.kysely.selectFrom('subscriptions').select('status').where('account_id', '=', account.id).execute()).toEqual([{ status: 'cancelled' }]);
+  });
+
+  test('deleted arriving before the first invoice.paid: the payment is listed, no active plan is left', async () => {
+    const { account, paid, deleted } = await paidThenDeleted();
+    expect((await deliver(deleted)).json().outcome).toBe('applied');
+    expect((await deliver(paid)).json().outcome).toBe('applied');
+    expect(await t.repos.subscriptions.findActive(account.id)).toBeUndefined();
+    const rows = await t.db.kysely.selectFrom('subscriptions').select(['status', 'plan_code']).where('account_id', '=', account.id).execute();
+    expect(rows).toEqual([{ status: 'cancelled', plan_code: 'vip' }]);
+    expect(await t.repos.invoices.listForAccount(account.id)).toHaveLength(1);
+    // Replayed later, neither event changes anything.
+    expect((await deliver(deleted)).json().outcome).toBe('duplicate');
+    expect((await deliver(paid)).json().outcome).toBe('duplicate');
+    expect(await t.repos.subscriptions.findActive(account.id)).toBeUndefined();
+    expect(await t.repos.invoices.listForAccount(account.id)).toHaveLength(1);
+  });
+
   test('a paid invoice naming no account of ours is acknowledged and ignored', async () => {
     const res = await deliver(
       signedEvent('invoice.paid', paidInvoice({ subscription: 'sub_foreign', billingReason: 'subscription_create', periodStart: new Date(), periodEnd: new Date(Date.now() + DAY), amount: 100, metadata: { accountId: 'acct_unknown', plan: 'standard', billing: 'monthly' } })),

@@ -106,6 +106,54 @@ export class BillingRepository {
   }
 
   /**
+   * Takes a Stripe state event (created at `at`) as the newest for its Stripe subscription, unless
+   * a newer one, or the deletion, was applied already: then it answers false and changes nothing.
+   * One conditional upsert, so that two instances applying events of the same subscription at
+   * once are ordered by the database (PostgreSQL re-checks the condition after the other commits).
+   */
+  async advanceStripeEvent(stripeSubscriptionId: string, at: Date, now = new Date()): Promise<boolean> {
+    const iso = at.toISOString();
+    const row = await this.db.kysely
+      .insertInto('stripe_subscription_events')
+      .values({ stripe_subscription_id: stripeSubscriptionId, last_event_at: iso, deleted_at: null, updated_at: now.toISOString() })
+      .onConflict((oc) =>
+        oc
+          .column('stripe_subscription_id')
+          .doUpdateSet({ last_event_at: iso, updated_at: now.toISOString() })
+          .where((eb) => eb.and([eb('stripe_subscription_events.deleted_at', 'is', null), eb('stripe_subscription_events.last_event_at', '<=', iso)])),
+      )
+      .returning('stripe_subscription_id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Records the deletion of a Stripe subscription, which is final whatever came before it; false
+   * when it was recorded already. Kept even for a subscription not (yet) ours: its first
+   * `invoice.paid` may arrive after it.
+   */
+  async recordStripeDeletion(stripeSubscriptionId: string, at: Date, deletedAt: Date, now = new Date()): Promise<boolean> {
+    const values = { last_event_at: at.toISOString(), deleted_at: deletedAt.toISOString(), updated_at: now.toISOString() };
+    const row = await this.db.kysely
+      .insertInto('stripe_subscription_events')
+      .values({ stripe_subscription_id: stripeSubscriptionId, ...values })
+      .onConflict((oc) => oc.column('stripe_subscription_id').doUpdateSet(values).where('stripe_subscription_events.deleted_at', 'is', null))
+      .returning('stripe_subscription_id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** When the Stripe subscription was deleted, if a deletion was received. */
+  async findStripeDeletion(stripeSubscriptionId: string): Promise<Date | undefined> {
+    const row = await this.db.kysely
+      .selectFrom('stripe_subscription_events')
+      .select('deleted_at')
+      .where('stripe_subscription_id', '=', stripeSubscriptionId)
+      .executeTakeFirst();
+    return row?.deleted_at ? new Date(row.deleted_at) : undefined;
+  }
+
+  /**
    * Records a webhook event as handled. Run inside the transaction that applies its effects: a
    * redelivery, or the same event handled at once by another instance, then fails on the primary
    * key and rolls back instead of applying twice.
