@@ -7,6 +7,7 @@ import type { App } from '../../../src/app.ts';
 import { migrateToLatest, openDatabase, type Db } from '../../../src/storage/database.ts';
 import { createRepositories, type Repositories } from '../../../src/storage/repositories/index.ts';
 import { createAccountTestApp, randomEmail, WebClient, type AccountTestApp } from '../../support/customer-app.ts';
+import { expectDocumentedStatuses } from '../../support/documented-statuses.ts';
 import { createCustomer, makeLot, validVin, type Customer } from '../../support/fixtures.ts';
 
 /**
@@ -76,5 +77,20 @@ describe('a busy SQLite database', () => {
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.body).toMatch(/busy/i);
     expect(res.body).toMatch(/try again/i);
+  });
+
+  it('is documented: 503 with Retry-After on the search and usage operations of the OpenAPI document', async () => {
+    const doc = (await app.inject({ url: '/api/v1/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+    };
+    const operations = Object.entries(doc.paths).flatMap(([path, byMethod]) =>
+      Object.entries(byMethod).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, operation })),
+    );
+    const searchAndUsage = operations.filter(({ name }) => /\/api\/v1\/(search|usage)/.test(name));
+    expect(searchAndUsage.map(({ name }) => name)).toEqual(expect.arrayContaining(['POST /api/v1/search', 'GET /api/v1/usage']));
+    for (const { name, operation } of searchAndUsage) {
+      expect(Object.keys(operation.responses[503]?.headers ?? {}), name).toContain('Retry-After');
+    }
+    expectDocumentedStatuses();
   });
 });
