@@ -15,12 +15,18 @@ export const ERROR_STATUS = {
   RATE_LIMITED: 429,
   QUOTA_EXCEEDED: 429,
   INTERNAL: 500,
+  DATABASE_BUSY: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** The 401 body is fixed by the contract, byte for byte. */
 export const UNAUTHENTICATED_MESSAGE = 'Unauthenticated.';
+
+/** A busy database (a CLI import holding the write lock) is worth retrying after this many seconds. */
+export const DATABASE_BUSY_RETRY_AFTER_SECONDS = 1;
+
+export const DATABASE_BUSY_MESSAGE = 'The service is busy; try again in a moment.';
 
 export class ApiError extends Error {
   readonly statusCode: number;

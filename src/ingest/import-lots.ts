@@ -24,15 +24,15 @@ export interface ImportLotsOptions {
 
 const DEFAULT_BATCH_SIZE = 1000;
 /**
- * Lots per transaction of the import and seed commands. Each transaction writes back every index
- * page it touched, and the lots' keys and VINs land on pages all over both indexes: at a million
- * lots, batches of 1,000 wrote about 2.2 pages a lot, batches of 10,000 about 1.4, and a
- * 1,000,000-lot import took 43-47 s instead of 59-67 s (docs/benchmarks.md). The price is the
- * write lock: on SQLite a batch holds it for a quarter to half a second, which a server on the
- * same database waits out in its searches (its busy timeout is 5 s); `--batch-size 1000` keeps
- * that to tens of milliseconds. The server's own HTTP ingestion uses small batches.
+ * Lots per transaction of the import and seed commands. On SQLite each transaction holds the write
+ * lock, and a server on the same database waits it out in its searches: measured on 100k-200k
+ * synthetic lots (docs/cli.md), a batch of 10,000 held it about 300 ms, 1,000 about 65 ms, 250
+ * about 10 ms, within the search latency target. Larger batches load faster (each writes back the
+ * index pages it touched once: 23k lots/s at 10,000 against 10k lots/s at 250), so an import into
+ * a database no server is using can pass `--batch-size 10000`. The server's own HTTP ingestion
+ * uses small batches.
  */
-export const BULK_LOAD_BATCH_SIZE = 10_000;
+export const BULK_LOAD_BATCH_SIZE = 250;
 
 /** Collects good lots, stores them a batch (one transaction) at a time and keeps the summary. */
 class BatchWriter {

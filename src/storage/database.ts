@@ -1,7 +1,7 @@
 import { Kysely, Migrator, sql, type MigrationResultSet } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
-import { isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
-import { isSqliteUniqueViolation, openSqlite } from './dialects/sqlite/connection.ts';
+import { isPostgresBusy, isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
+import { isSqliteBusy, isSqliteUniqueViolation, openSqlite } from './dialects/sqlite/connection.ts';
 import { startCheckpointer } from './dialects/sqlite/checkpointer.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
@@ -22,6 +22,8 @@ export interface OpenDatabaseOptions {
   backgroundCheckpoint?: boolean;
   /** SQLite only: where the checkpointer reports a failure. */
   onBackgroundError?: (message: string) => void;
+  /** SQLite only: how long to wait for another connection's write lock (5 s unless given). */
+  busyTimeoutMs?: number;
   /** PostgreSQL only: the schema to use (created if missing). */
   schema?: string;
   maxConnections?: number;
@@ -30,7 +32,11 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): Promise<Db> {
   if (config.kind === 'sqlite') {
     const background = options.backgroundCheckpoint === true && config.file !== ':memory:';
-    const { dialect } = openSqlite({ file: config.file, backgroundCheckpoint: background });
+    const { dialect } = openSqlite({
+      file: config.file,
+      backgroundCheckpoint: background,
+      ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
+    });
     const kysely = new Kysely<Database>({ dialect });
     const checkpointer = background ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {})) : null;
     return handle(kysely, 'sqlite', isSqliteUniqueViolation, async () => {
@@ -66,6 +72,17 @@ function handle(kysely: Kysely<Database>, dialect: DialectName, isUniqueViolatio
     },
     close,
   };
+}
+
+/**
+ * The error means the database is busy (a lock held past the wait, a serialization conflict), not
+ * broken: the caller can try again in a moment. Looks through `cause`, for errors wrapped on the way up.
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    if (isSqliteBusy(current) || isPostgresBusy(current)) return true;
+  }
+  return false;
 }
 
 /**

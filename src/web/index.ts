@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply } from 'fastify';
+import { DATABASE_BUSY_MESSAGE, DATABASE_BUSY_RETRY_AFTER_SECONDS, ERROR_STATUS } from '../errors.ts';
+import { isDatabaseBusy } from '../storage/database.ts';
 import webSession from './plugins/web-session.ts';
 import { basePathOf } from './plugins/view.ts';
 import { assetHref } from './assets.ts';
@@ -79,6 +81,12 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
         403,
       );
+    }
+    if (isDatabaseBusy(error)) {
+      request.log.warn({ err: error }, 'database busy');
+      reply.header('retry-after', String(DATABASE_BUSY_RETRY_AFTER_SECONDS));
+      const heading = 'We are busy right now';
+      return reply.page('error', { title: heading, heading, message: DATABASE_BUSY_MESSAGE }, ERROR_STATUS.DATABASE_BUSY);
     }
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'page failed');

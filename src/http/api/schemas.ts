@@ -38,6 +38,10 @@ export const retryAfterHeader: Record<string, HeaderDoc> = {
 export const authErrorResponses = {
   401: errorRef('Authorization missing, malformed, unknown or revoked. Body is exactly {"message":"Unauthenticated."}.', wwwAuthenticateHeader('vinhistory')),
   402: errorRef('The token is valid but its account has no active subscription.'),
+  503: errorRef(
+    'The database is busy (an import holds its write lock, or a lock or serialization conflict); nothing was counted. Try again after Retry-After.',
+    retryAfterHeader,
+  ),
   '5xx': errorRef('A fault of the service. The message carries a request id and no internals.'),
 };
 

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, ERROR_STATUS } from '../../errors.ts';
+import { ApiError, DATABASE_BUSY_MESSAGE, DATABASE_BUSY_RETRY_AFTER_SECONDS, ERROR_STATUS } from '../../errors.ts';
+import { isDatabaseBusy } from '../../storage/database.ts';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -65,6 +66,12 @@ export default fp(
       }
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
         return sendError(reply, error.statusCode, error.message);
+      }
+      // Contention, not a fault: a CLI import holds the write lock for one batch at a time.
+      if (isDatabaseBusy(error)) {
+        request.log.warn({ err: error }, 'database busy');
+        reply.header('retry-after', String(DATABASE_BUSY_RETRY_AFTER_SECONDS));
+        return sendError(reply, ERROR_STATUS.DATABASE_BUSY, DATABASE_BUSY_MESSAGE);
       }
       request.log.error({ err: error }, 'request failed');
       const status = error.statusCode !== undefined && error.statusCode >= 500 ? error.statusCode : ERROR_STATUS.INTERNAL;

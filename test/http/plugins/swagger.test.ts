@@ -34,7 +34,7 @@ describe('API documentation and health', () => {
     for (const method of ['get', 'post']) {
       const operation = doc.paths['/api/v1/search'][method];
       const bodyStatuses = method === 'post' ? ['400', '415'] : [];
-      expect(Object.keys(operation.responses).sort()).toEqual(['200', '401', '402', '404', '413', '422', '429', '5XX', ...bodyStatuses].sort());
+      expect(Object.keys(operation.responses).sort()).toEqual(['200', '401', '402', '404', '413', '422', '429', '503', '5XX', ...bodyStatuses].sort());
       expect(operation.security).toEqual([{ apiToken: [] }]);
       for (const status of ['200', '404', '429']) {
         expect(Object.keys(operation.responses[status].headers)).toEqual(

@@ -22,3 +22,12 @@ export function openPostgres(options: PostgresOptions): { dialect: PostgresDiale
 export function isPostgresUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '23505';
 }
+
+/**
+ * The database is contended, not broken: lock_not_available (lock_timeout), serialization_failure
+ * and deadlock_detected. A retry a moment later is expected to succeed.
+ */
+export function isPostgresBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '55P03' || code === '40001' || code === '40P01';
+}

@@ -11,6 +11,8 @@ export interface SqliteOptions {
    * see sqlite-checkpointer.ts). Short-lived CLI processes keep SQLite's automatic checkpoints.
    */
   backgroundCheckpoint?: boolean;
+  /** How long a statement waits for another connection's lock before SQLITE_BUSY; 5 s unless given. */
+  busyTimeoutMs?: number;
 }
 
 /**
@@ -82,7 +84,7 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
-  raw.pragma('busy_timeout = 5000');
+  raw.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
   // Reads through a memory map and a 64 MiB page cache instead of read() calls into a 2 MiB
   // cache: a lookup by VIN on 100k lots went from 68 to 21 µs (docs/benchmarks.md).
   raw.pragma('mmap_size = 268435456');
@@ -94,4 +96,13 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
 export function isSqliteUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * Another connection (a CLI import's batch) held the lock past the busy timeout: SQLITE_BUSY, or
+ * SQLITE_LOCKED (and their extended codes, e.g. SQLITE_BUSY_SNAPSHOT).
+ */
+export function isSqliteBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(code);
 }

@@ -1,0 +1,96 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../../src/app.ts';
+import { migrateToLatest, openDatabase, type Db } from '../../../src/storage/database.ts';
+import { createRepositories, type Repositories } from '../../../src/storage/repositories/index.ts';
+import { createAccountTestApp, randomEmail, WebClient, type AccountTestApp } from '../../support/customer-app.ts';
+import { expectDocumentedStatuses } from '../../support/documented-statuses.ts';
+import { createCustomer, makeLot, validVin, type Customer } from '../../support/fixtures.ts';
+
+/**
+ * A CLI import holds SQLite's write lock for one batch at a time. A request that cannot get the
+ * lock within the busy timeout is the database being busy, not a fault: 503 with Retry-After.
+ * The lock is really held, by a second connection on the same file, as the CLI would.
+ */
+describe('a busy SQLite database', () => {
+  let dir: string;
+  let db: Db;
+  let repos: Repositories;
+  let account: AccountTestApp;
+  let app: App;
+  let customer: Customer;
+  const vin = validVin('5YJ3E1EA7KF31299');
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vinhistory-busy-'));
+    // A short busy timeout, so that the test waits 50 ms rather than the server's 5 s.
+    db = await openDatabase({ kind: 'sqlite', file: path.join(dir, 'db.sqlite') }, { busyTimeoutMs: 50 });
+    await migrateToLatest(db);
+    repos = createRepositories(db);
+    await repos.lots.upsertBatch([makeLot({ vin })]);
+    customer = await createCustomer(repos);
+    account = await createAccountTestApp('sqlite', { database: { db, repos, destroy: () => db.close() } });
+    app = account.app;
+  });
+  afterAll(async () => {
+    await account?.close();
+    await db?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Runs `during` while a second connection holds the write lock, as an import's batch does. */
+  async function withWriteLockHeld<T>(during: () => Promise<T>): Promise<T> {
+    const importer = new BetterSqlite3(path.join(dir, 'db.sqlite'));
+    importer.exec('BEGIN IMMEDIATE');
+    try {
+      return await during();
+    } finally {
+      importer.exec('ROLLBACK');
+      importer.close();
+    }
+  }
+
+  it('answers a search 503 with Retry-After and a JSON message, and does not count it', async () => {
+    const res = await withWriteLockHeld(() =>
+      app.inject({ method: 'POST', url: '/api/v1/search', headers: { authorization: customer.token }, payload: { vin } }),
+    );
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual({ message: expect.stringMatching(/busy.*try again/i) });
+    expect(await repos.searches.countForAccount(customer.accountId)).toBe(0);
+
+    const after = await app.inject({ method: 'POST', url: '/api/v1/search', headers: { authorization: customer.token }, payload: { vin } });
+    expect(after.statusCode).toBe(200);
+    expect(await repos.searches.countForAccount(customer.accountId)).toBe(1);
+  });
+
+  it("answers the website's form with a 503 page saying the service is busy, to try again", async () => {
+    const browser = new WebClient(app);
+    await browser.get('/signup');
+    const res = await withWriteLockHeld(() => browser.post('/signup', { email: randomEmail(), password: 'correct horse battery' }));
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toMatch(/busy/i);
+    expect(res.body).toMatch(/try again/i);
+  });
+
+  it('is documented: 503 with Retry-After on the search and usage operations of the OpenAPI document', async () => {
+    const doc = (await app.inject({ url: '/api/v1/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+    };
+    const operations = Object.entries(doc.paths).flatMap(([path, byMethod]) =>
+      Object.entries(byMethod).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, operation })),
+    );
+    const searchAndUsage = operations.filter(({ name }) => /\/api\/v1\/(search|usage)/.test(name));
+    expect(searchAndUsage.map(({ name }) => name)).toEqual(expect.arrayContaining(['POST /api/v1/search', 'GET /api/v1/usage']));
+    for (const { name, operation } of searchAndUsage) {
+      expect(Object.keys(operation.responses[503]?.headers ?? {}), name).toContain('Retry-After');
+    }
+    expectDocumentedStatuses();
+  });
+});
