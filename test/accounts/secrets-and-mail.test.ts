@@ -3,15 +3,13 @@ import { readdirSync, readFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { loggerOptions } from '../../src/observability/logger.ts';
 import { COOKIE_SECRET_SETTING } from '../../src/accounts/session-service.ts';
 import { OutboxMailSender } from '../../src/accounts/mail/outbox-mail-sender.ts';
 import { SmtpMailSender } from '../../src/accounts/mail/smtp-mail-sender.ts';
 import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts';
 import { buildAppOn, testConfig } from '../support/app.ts';
+import { memoryLog } from '../support/memory-log.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
 import { createAccountTestApp, randomEmail, resetLinkFor, TEST_SCRYPT, WebClient } from '../support/customer-app.ts';
 
@@ -65,18 +63,6 @@ describe.each(DIALECTS)('the cookie secret (%s)', (dialect) => {
     }
   });
 });
-
-/** Collects pino's lines. */
-function memoryLog() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { lines, logger: pino(loggerOptions({ logLevel: 'info' }), stream) };
-}
 
 describe('account mail', () => {
   test('without SMTP the message goes whole to DATA_DIR/outbox, and the log says only where', async () => {

@@ -1,23 +1,9 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { loggerOptions } from '../../src/observability/logger.ts';
 import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts';
 import type { App } from '../../src/app.ts';
 import { buildAppOn, testConfig } from '../support/app.ts';
+import { memoryLog } from '../support/memory-log.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
-
-/** Collects pino's lines, through the options the server logs with. */
-function memoryLog() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { lines, logger: pino(loggerOptions({ logLevel: 'trace' }), stream) };
-}
 
 /** A secret of the shape of a real one: 32 base62 characters after the prefix. */
 function secret(prefix: string): string {
@@ -30,7 +16,7 @@ describe('the request log', () => {
   let log: ReturnType<typeof memoryLog>;
   beforeAll(async () => {
     database = await createTestDatabase('sqlite');
-    log = memoryLog();
+    log = memoryLog('trace');
     app = await buildAppOn({
       config: testConfig({ LOG_LEVEL: 'trace' }),
       db: database.db,
