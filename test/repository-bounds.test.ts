@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * A fresh clone is the whole project: no source, test, bench or bin file may read anything beside
- * the checkout (the suite once read its samples from a `../shared/` folder that only one machine
- * had). Every string in the code that is a relative path or a `file:` URL is resolved, and one
+ * the checkout (the suite once read its samples from a folder beside the checkout that only one
+ * machine had). Every string in the code that is a relative path or a `file:` URL is resolved, and one
  * that lands outside the repository fails the suite, naming the file and line. Comments are not
  * code, so they may still say where data came from.
  */
@@ -70,7 +70,7 @@ function joinsFromComputedFolder(node: ts.Node): node is ts.CallExpression {
   return (name === 'join' || name === 'resolve') && literalText(node.arguments[0]!) === null;
 }
 
-/** `join(here, '..', '..', 'shared')`: the literal arguments after the folder, as one path. */
+/** `join(here, '..', '..', 'beside')`: the literal arguments after the folder, as one path. */
 function joinedTail(call: ts.CallExpression): { node: ts.Node; text: string } | null {
   const parts: string[] = [];
   for (const argument of call.arguments.slice(1)) {
@@ -119,22 +119,22 @@ describe('the repository stands on its own', () => {
   it('the check finds every way the suite once read, or could read, the folder beside the checkout', () => {
     const helper = path.join(ROOT, 'test', 'ingest', 'helpers.ts');
     const bad = [
-      "const sharedData = (name: string) => fileURLToPath(new URL(`../../../shared/data/${name}`, import.meta.url));",
-      "import spec from '../../../shared/spec/contract.md';",
-      "const csv = readFileSync('../shared/data/copart/salesdata-sample.csv');",
-      "const dir = path.join(here, '..', '..', '..', 'shared');",
-      "const url = new URL('file:///work/shared/data/x.csv');",
-      '// Copied from ../../../shared/data/usa-cars/USA_cars_datasets.csv: a comment may say so.',
+      "const sampleData = (name: string) => fileURLToPath(new URL(`../../../beside/data/${name}`, import.meta.url));",
+      "import spec from '../../../beside/spec/contract.md';",
+      "const csv = readFileSync('../beside/data/copart/salesdata-sample.csv');",
+      "const dir = path.join(here, '..', '..', '..', 'beside');",
+      "const url = new URL('file:///work/beside/data/x.csv');",
+      '// Copied from ../../../beside/data/usa-cars/USA_cars_datasets.csv: a comment may say so.',
       "const fixture = new URL('../fixtures/usa-cars/usa-cars-full.csv', import.meta.url);",
     ].join('\n');
     // Lines 1 to 5 escape (line 4 through its joined segments); the comment and the fixture do not.
     const escapes = escapesOf(helper, bad);
     expect(escapes.map((escape) => escape.line)).toEqual([1, 2, 3, 4, 5]);
-    expect(escapes.every((escape) => escape.file === path.join('test', 'ingest', 'helpers.ts') && escape.path.includes('shared'))).toBe(true);
+    expect(escapes.every((escape) => escape.file === path.join('test', 'ingest', 'helpers.ts') && escape.path.includes('beside'))).toBe(true);
   });
 
   it('every relative link of the Markdown documents points at a file of the repository', () => {
-    // The README and the developers' guide once sent readers to ../shared/spec/, beside one checkout.
+    // The README and the developers' guide once sent readers to a spec folder beside one checkout.
     const documents = filesUnder(ROOT, /\.md$/);
     expect(documents.map((file) => path.relative(ROOT, file))).toEqual(expect.arrayContaining(['README.md', 'CONTRIBUTING.md', path.join('docs', 'api.md')]));
     const broken = documents.flatMap((file) =>

@@ -11,7 +11,7 @@ import { launchChromium, lowContrastTexts, runnable, SCREENSHOTS } from './suppo
 /** The contrast check passes over screen-reader-only text and the skip link. */
 const CONTRAST = { skip: '.visually-hidden, .skip-link' };
 
-/** The real Copart VIN of ../shared/data/copart/salesdata-sample.csv, with lots made up around it. */
+/** The real Copart VIN of the Copart sample in test/fixtures/copart/, with lots made up around it. */
 const VIN = '4JGBF7BE5AA585531';
 const PHOTO_HOST = 'https://photos.auction.test';
 const DEAD_HOST = 'https://cdn.unreachable.test';

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { checkVin, computeCheckDigit, isNorthAmericanVin, normaliseVin } from '../../src/domain/vin.ts';
 
-/** VINs of real vehicles. The last ones are from ../shared/data/usa-cars/USA_cars_datasets.csv. */
+/** VINs of real vehicles. The last ones are from test/fixtures/usa-cars/usa-cars-full.csv. */
 const REAL_NORTH_AMERICAN = [
   '4JGBF7BE5AA585531', // Mercedes-Benz ML, the Copart sample row
   '1HGCM82633A004352', // Honda Accord

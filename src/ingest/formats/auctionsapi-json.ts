@@ -5,7 +5,7 @@ import type { MappedRecord } from './copart-csv.ts';
 
 /**
  * The vehicle records of a commercial auction-data API (the shape of
- * ../shared/data/auctionsapi/sample-car.json): one vehicle with its facts as named objects
+ * test/fixtures/auctionsapi/sample-car.json): one vehicle with its facts as named objects
  * (`{"id": 16, "name": "BMW"}`) and its auction lots in `lots`. Each lot becomes one Lot; the
  * vehicle's facts go into every one of them. docs/import-formats.md has the mapping.
  */
