@@ -30,6 +30,8 @@ const TOKEN_PREFIX = /vh_(?:live|op)_/i;
  * cannot stop it: an attacker's `vh%5Flive%5F...` is a token all the same.
  */
 function decodedForMatching(text: string): string {
+  // Every request line passes here: most URLs hold no escape at all.
+  if (!text.includes('%')) return text;
   let current = text;
   for (let round = 0; round < 3; round++) {
     const next = current.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
