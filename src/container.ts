@@ -71,10 +71,8 @@ export interface Container {
   readonly operatorTokens: OperatorTokenService;
   readonly plans: PlanService;
   readonly invoices: InvoiceService;
-  readonly hasher: PasswordHasher;
   readonly sessions: SessionService;
   readonly auth: AccountAuthService;
-  readonly mailer: MailSender;
   readonly payments: PaymentsSetup;
   readonly stripeWebhooks: StripeWebhookHandler | null;
   readonly stripeCheckoutOrigin: string;
@@ -131,10 +129,8 @@ export function createContainer(options: ContainerOptions): Container {
     operatorTokens: new OperatorTokenService(repos),
     plans: new PlanService({ db, repos }),
     invoices: new InvoiceService({ db, repos }),
-    hasher,
     sessions,
     auth,
-    mailer,
     payments,
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
