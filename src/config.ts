@@ -37,6 +37,11 @@ const EnvSchema = Type.Object({
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_' })),
   /** Where Stripe's API is, when not api.stripe.com: a local stand-in (stripe-mock, the CLI's tests). */
   STRIPE_API_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+/?$' })),
+  /**
+   * Lifts the outbound rules for webhook deliveries and photo fetches (public https addresses only):
+   * for tests and private networks.
+   */
+  OUTBOUND_ALLOW_PRIVATE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -69,6 +74,8 @@ export interface Config {
   readonly cookieSecret: string | null;
   readonly mail: { readonly smtpUrl: string | null; readonly from: string };
   /** Stripe is the payment provider when a secret key is set; manual invoices otherwise. */
+  /** Requests to URLs a customer or a feed gave: see src/outbound/outbound-policy.ts. */
+  readonly outbound: { readonly allowPrivate: boolean };
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
 }
 
@@ -91,6 +98,7 @@ const HINTS: Record<string, string> = {
   SMTP_URL: 'an smtp:// or smtps:// URL such as smtps://user:pass@smtp.example.com:465',
   STRIPE_SECRET_KEY: 'a Stripe secret key (sk_live_..., sk_test_... or rk_...)',
   STRIPE_WEBHOOK_SECRET: 'a Stripe webhook signing secret (whsec_...)',
+  OUTBOUND_ALLOW_PRIVATE: 'true or false',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'one of development, production, test',
 };
@@ -144,6 +152,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     cookieSecret: env.COOKIE_SECRET ?? null,
     mail: Object.freeze({ smtpUrl: env.SMTP_URL ?? null, from: env.MAIL_FROM }),
+    outbound: Object.freeze({ allowPrivate: env.OUTBOUND_ALLOW_PRIVATE === 'true' }),
     stripe: env.STRIPE_SECRET_KEY
       ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,
