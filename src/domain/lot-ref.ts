@@ -47,8 +47,9 @@ export function lotSubject(lot: LotRef): string {
   return `${lot.auction}/${lot.lotId}`;
 }
 
-const COPART_HOST = /(^|\.)copart\.[a-z.]{2,10}$/;
-const IAAI_HOST = /(^|\.)iaai\.[a-z.]{2,10}$/;
+/** The auctions' own sites (their national ones too); nothing is fetched, but a look-alike host is not theirs. */
+const COPART_HOST = /(^|\.)copart\.(com|ca|co\.uk|de|es|ie|fi|ae|bh|om|com\.br|com\.mx)$/;
+const IAAI_HOST = /(^|\.)iaai\.(com|ca)$/;
 
 /**
  * A lot number (`12345678`, auction unknown) or a Copart or IAAI lot link pasted into the landing
