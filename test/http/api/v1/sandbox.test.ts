@@ -50,6 +50,11 @@ describe.each(DIALECTS)('sandbox tokens on %s', (dialect) => {
     expect((await get(c.testToken, '/api/v1/lots/iaai/39000012')).json().lots).toEqual(body.lots);
     expect(await used(c)).toBe(0);
     expect(await t.repos.searches.countForAccount(c.accountId)).toBe(0);
+    // Recorded (its history keeps the report links), but not in the usage chart of counted searches.
+    const records = await t.repos.searches.listForAccount(c.accountId);
+    expect(records).toHaveLength(3);
+    expect(records.every((record) => record.sandbox === 1 && record.outcome === 'found')).toBe(true);
+    expect(await t.repos.searches.dailyCounts(c.accountId, '2000-01-01T00:00:00.000Z', '2100-01-01T00:00:00.000Z')).toEqual([]);
   });
 
   it('sees only the catalogue: a catalogue VIN with live lots answers the catalogue, a live VIN 404', async () => {
