@@ -12,7 +12,8 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!report) return app.renderNotFoundPage(request, reply);
       const view = presentReport(report);
       reply.header('x-robots-tag', 'noindex, nofollow').header('cache-control', 'private, max-age=300');
-      return reply.view('report', { title: reportTitle(view), report: view });
+      // A sandbox token's report shows test data: the page says so, whoever opens the link.
+      return reply.view('report', { title: reportTitle(view), report: view, testReport: report.sandbox === true });
     },
   );
 };
