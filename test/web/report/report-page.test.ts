@@ -77,7 +77,7 @@ describe.each(DIALECTS)('report page on %s', (dialect) => {
     expect(html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
     expect(html).toMatch(/<link rel="stylesheet" href="\/assets\/app\.css\?v=[0-9a-f]{10}">/);
     expect(html).toContain(`<title>2013 FORD F-150 SUPERCREW · VIN ${vin} · auction history · vinhistory</title>`);
-    expect(html).toContain(`<h1 id="report-title">2013 FORD F-150 SUPERCREW</h1>`);
+    expect(html).toContain(`<h1 id="report-title"><bdi>2013 FORD F-150 SUPERCREW</bdi></h1>`);
     expect(html).toContain(`<span class="vin__value">${vin}</span>`);
     expect(html).toContain('<main id="main"');
     expect(html).toContain('3 auction lots');
@@ -90,11 +90,11 @@ describe.each(DIALECTS)('report page on %s', (dialect) => {
     for (const text of ['$12,345', '$23,456', '$7,890', '$3,100', '172,691 mi', 'Jun 12, 2024', 'Jan 5, 2022', 'No sale date yet', '<span class="lot__upcoming">Upcoming</span>']) {
       expect(html).toContain(text);
     }
-    expect(html).toContain('<dt>Location</dt><dd>Dallas, 75201</dd>');
-    expect(html).toContain('<dt>Engine</dt><dd>3.5L 6</dd>');
+    expect(html).toContain('<dt>Location</dt><dd><bdi>Dallas, 75201</bdi></dd>');
+    expect(html).toContain('<dt>Engine</dt><dd><bdi>3.5L 6</bdi></dd>');
     // Display casing is evened out on the page (the JSON keeps the auction's words).
-    expect(html).toContain('<dt>Title document</dt><dd>Salvage certificate (TX)</dd>');
-    expect(html).toContain('<dt>Primary damage</dt><dd>Front end</dd>');
+    expect(html).toContain('<dt>Title document</dt><dd><bdi>Salvage certificate (TX)</bdi></dd>');
+    expect(html).toContain('<dt>Primary damage</dt><dd><bdi>Front end</bdi></dd>');
     expect(html).toMatch(/Report made at <time datetime="\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z">\w{3} \d{1,2}, \d{4}, \d{2}:\d{2} UTC<\/time>/);
     expect(html).toContain('This page is a snapshot');
 
