@@ -9,7 +9,7 @@ import { assetHref, readStylesheet } from '../assets.ts';
 import { basePathOf } from '../plugins/view.ts';
 import { SESSION_COOKIE } from '../plugins/web-session.ts';
 import { pageHelpers } from '../site/present.ts';
-import { fontFaceCss, fontFile, inlineFontFaceCss } from './fonts.ts';
+import { fontFaceCss, fontFile, inlineFontFaceCss, type FontFace } from './fonts.ts';
 import { translatorFor } from './i18n.ts';
 import { chooseLanguage, choosePaper } from './language.ts';
 import { fetchPhotos } from './pdf-photos.ts';
@@ -62,19 +62,25 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const scriptHref = assetHref(basePath, 'report.js');
   const fontMaxAge = config.isProduction ? 30 * 24 * 60 * 60 : 0;
 
-  // The PDF's stylesheet carries the fonts inside it (the printing browser fetches nothing). Built
-  // once in production; outside it, again for each PDF, so that an edited stylesheet shows.
-  let pdfStyles: { css: string; footerFonts: Map<ReportLanguage, string> } | null = null;
-  const pdfStylesNow = () => {
-    if (pdfStyles && config.isProduction) return pdfStyles;
-    const scripts: Record<string, string> = { ka: 'Georgian', ar: 'Arabic' };
-    const footerFonts = new Map<ReportLanguage, string>();
-    for (const language of ['en', 'ka', 'ar'] as const) {
-      footerFonts.set(language, inlineFontFaceCss((face) => face.weight === '400' && (face.family === 'Noto Sans' || face.family === `Noto Sans ${scripts[language]}`)));
+  // The PDF's stylesheet carries the fonts inside it (the printing browser fetches nothing): only
+  // the scripts of its language, inlined once. The stylesheet is read once in production; outside
+  // it, again for each PDF, so that an edited stylesheet shows.
+  const SCRIPT_FAMILY: Partial<Record<ReportLanguage, string>> = { ka: 'Noto Sans Georgian', ar: 'Noto Sans Arabic' };
+  const pdfFonts = new Map<ReportLanguage, { page: string; footer: string }>();
+  const fontsFor = (language: ReportLanguage) => {
+    let fonts = pdfFonts.get(language);
+    if (!fonts) {
+      const family = SCRIPT_FAMILY[language];
+      const cyrillic = language === 'uk' || language === 'ru';
+      const wanted = (face: FontFace) =>
+        face.family === family || (face.family === 'Noto Sans' && (cyrillic || !face.file.includes('cyrillic')));
+      fonts = { page: inlineFontFaceCss(wanted), footer: inlineFontFaceCss((face) => face.weight === '400' && wanted(face)) };
+      pdfFonts.set(language, fonts);
     }
-    pdfStyles = { css: `${inlineFontFaceCss()}\n${readStylesheet()}`, footerFonts };
-    return pdfStyles;
+    return fonts;
   };
+  let stylesheet: string | null = null;
+  const pdfStylesheet = () => (stylesheet !== null && config.isProduction ? stylesheet : (stylesheet = readStylesheet()));
 
   app.get('/assets/report-fonts.css', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', `public, max-age=${fontMaxAge}`).send(fontsCss),
@@ -158,13 +164,12 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const urls = report.lots.flatMap((lot) => lot.images.filter(isWebUrl).slice(0, PDF_PHOTOS_PER_LOT));
     const photos = await fetchPhotos(services.outbound, urls, { budgetMs: config.pdf.photoBudgetMs });
     const view = presentReport(report, { language, brand, photoSource: (url) => photos.get(url) ?? null, maxPhotosPerLot: PDF_PHOTOS_PER_LOT });
-    const styles = pdfStylesNow();
+    const fonts = fontsFor(language);
     const accent = accentCss(brand);
-    const html = await app.view('report', { report: view, pdf: { css: styles.css }, accentCss: accent, getReportsHref: null });
+    const html = await app.view('report', { report: view, pdf: { css: `${fonts.page}\n${pdfStylesheet()}` }, accentCss: accent, getReportsHref: null });
     const t = translatorFor(language);
     const footer = [brand.name, t.t('pdf.made', { id: report.id, time: t.formatDateTime(report.createdAt) }), t.t('pdf.page', { page: '{page}', pages: '{pages}' })].join(' · ');
-    const footerFonts = styles.footerFonts.get(language) ?? styles.footerFonts.get('en')!;
-    return services.pdfRenderer.print(html, { paper, footer, dir: t.dir, fontCss: footerFonts });
+    return services.pdfRenderer.print(html, { paper, footer, dir: t.dir, fontCss: fonts.footer });
   }
 
   app.get('/report/:id', { schema: { hide: true, params: Params, querystring: Query } }, async (request, reply) => {
