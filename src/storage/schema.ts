@@ -23,6 +23,8 @@ export interface AccountsTable {
   id: string;
   email: string;
   created_at: string;
+  /** A report language code, or null: the reader's browser decides. */
+  default_language: string | null;
 }
 
 export interface SubscriptionsTable {
