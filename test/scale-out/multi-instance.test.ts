@@ -6,6 +6,7 @@ import type { Db } from '../../src/storage/database.ts';
 import { newTestSchemaName } from '../support/databases.ts';
 import { TEST_POSTGRES_URL, TEST_REDIS_URL } from '../support/env.ts';
 import { createCustomer, makeLot, validVin, type Customer } from '../support/fixtures.ts';
+import { RedisServerProcess } from '../support/redis-server.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 import { metricValue, startInstance, stopInstance, type Instance } from './instances.ts';
 
@@ -15,15 +16,39 @@ interface Outcome {
   body: { report_url?: string; message?: string } | null;
 }
 
+/** A request's local send and receive times: the instance decided somewhere between them. */
+interface Bracket {
+  sent: number;
+  received: number;
+}
+
+/**
+ * Groups of `limit + 1` accepted requests that were surely decided within less than one second
+ * (the last answer came back less than a second after the first was sent), i.e. one-second windows
+ * that held more than `limit`. Slow answers can hide a crowded window, never invent one.
+ */
+function crowdedWindows(accepted: Bracket[], limit: number, origin: number): string[] {
+  const sorted = [...accepted].sort((a, b) => a.sent - b.sent);
+  const crowded: string[] = [];
+  for (let i = 0; i + limit < sorted.length; i++) {
+    const group = sorted.slice(i, i + limit + 1);
+    const span = Math.max(...group.map((r) => r.received)) - group[0]!.sent;
+    if (span < 1000) crowded.push(`${limit + 1} accepted within ${span.toFixed(0)} ms from ${(group[0]!.sent - origin).toFixed(0)} ms`);
+  }
+  return crowded;
+}
+
 /**
  * The proof on real processes: three `vinhistory serve` instances on different ports share one
- * PostgreSQL schema and one Redis (reached through a TCP proxy the test can break), and every
- * limit stays exact whichever instance a request hits.
+ * PostgreSQL schema and one Redis (a redis-server of the suite's own, reached through a TCP proxy
+ * the test can break, and which the test can kill and restart), and every limit stays exact
+ * whichever instance a request hits.
  */
 describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one PostgreSQL and one Redis', () => {
   let db: Db;
   let repos: Repositories;
   let proxy: TcpProxy;
+  let redisServer: RedisServerProcess;
   let instances: Instance[] = [];
   const vin = validVin('1FMCU9GD4KUA1234');
   const unknownVin = validVin('1GCUYDED5LZ12345');
@@ -35,8 +60,8 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
     repos = createRepositories(db);
     await repos.lots.upsertBatch([makeLot({ vin, lot_id: 61000001 }), makeLot({ vin, auction: 'iaai', lot_id: 61000002 })]);
 
-    const redisTarget = new URL(TEST_REDIS_URL!);
-    proxy = new TcpProxy(redisTarget.hostname, Number(redisTarget.port || 6379));
+    redisServer = await RedisServerProcess.start();
+    proxy = new TcpProxy('127.0.0.1', redisServer.port);
     await proxy.start();
     const databaseUrl = new URL(TEST_POSTGRES_URL!);
     databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
@@ -58,6 +83,7 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
   afterAll(async () => {
     await Promise.all(instances.map((instance) => stopInstance(instance)));
     await proxy?.stop();
+    await redisServer?.stop();
     await db?.close();
   });
 
@@ -174,6 +200,64 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
     }
     expect(degraded).toBe(0);
     for (const instance of instances) expect(instance.logs.some((line) => line.includes('shared rate limiting resumed'))).toBe(true);
+  }, 60_000);
+
+  it('while Redis dies and comes back empty, no one-second window holds more than instances x rate, and once it is back, no more than the rate', async () => {
+    await sharedLimitingOnEverywhere();
+    const rate = 3;
+    const customer = await createCustomer(repos, { quota: 1_000_000, rate });
+    // Redis is back at the latest this long after its restart on every instance (a reconnect
+    // attempt every 500 ms at most) and has seen everything they accepted since: from then on the
+    // shared window alone decides.
+    const SETTLE_MS = 1500;
+    const BURST = 15;
+    const BURST_EVERY_MS = 500;
+
+    const accepted: Bracket[] = [];
+    const statuses: number[] = [];
+    const requests: Promise<void>[] = [];
+    const origin = performance.now();
+    let running = true;
+    const traffic = (async () => {
+      for (let burst = 0; running; burst++) {
+        for (let i = 0; i < BURST; i++) {
+          const sent = performance.now();
+          requests.push(
+            send(customer, i % 3, vin).then((outcome) => {
+              statuses.push(outcome.status);
+              if (outcome.status === 200) accepted.push({ sent, received: performance.now() });
+            }),
+          );
+        }
+        const next = origin + (burst + 1) * BURST_EVERY_MS;
+        await sleep(Math.max(0, next - performance.now()));
+      }
+    })();
+
+    await sleep(1500);
+    await redisServer.kill();
+    const killedAt = performance.now();
+    await sleep(2500);
+    await redisServer.restart();
+    const backAt = performance.now();
+    await sleep(SETTLE_MS + 3000);
+    running = false;
+    await traffic;
+    await Promise.all(requests);
+
+    console.log(JSON.stringify({ killedAt: killedAt - origin, backAt: backAt - origin, accepted: accepted.map((r) => [Math.round(r.sent - origin), Math.round(r.received - origin)]).sort((a, b) => a[0]! - b[0]!) }));
+    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+    expect(await repos.searches.countForAccount(customer.accountId)).toBe(accepted.length);
+    // Every one-second window, through both transitions: at most 3 instances x 3/s.
+    expect(crowdedWindows(accepted, instances.length * rate, origin)).toEqual([]);
+    // Once Redis is back and settled: at most the rate, shared.
+    const settled = accepted.filter((r) => r.sent >= backAt + SETTLE_MS);
+    expect(crowdedWindows(settled, rate, origin)).toEqual([]);
+    // And the account was served all along: before, during and after the outage.
+    expect(accepted.filter((r) => r.sent < killedAt).length).toBeGreaterThanOrEqual(rate);
+    expect(accepted.filter((r) => r.sent > killedAt + 200 && r.received < backAt).length).toBeGreaterThanOrEqual(rate);
+    expect(settled.length).toBeGreaterThanOrEqual(2 * rate);
+    await sharedLimitingOnEverywhere();
   }, 60_000);
 
   it('on SIGTERM an instance finishes what it has in flight, loses no count, and exits cleanly', async () => {
