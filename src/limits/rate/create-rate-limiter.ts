@@ -79,8 +79,8 @@ export function createRateLimiter(config: Config, metrics: Metrics, log: Fastify
         }
         if (mode === 'redis') everShared = true;
       },
-      onFallbackDecision: (decision) => {
-        metrics.rateFallbacks.inc();
+      onLocalDecision: (decision, mode) => {
+        if (mode === 'fallback') metrics.rateFallbacks.inc();
         metrics.rateDecisions.inc({ limiter: 'memory', outcome: decision.allowed ? 'allowed' : 'limited' });
       },
     },

@@ -30,8 +30,11 @@ export interface PrimaryHealth {
 
 export interface ResilienceEvents {
   onModeChange(mode: LimiterMode, previous: LimiterMode, reason?: unknown): void;
-  /** One decision made by this instance alone, without the shared limiter. */
-  onFallbackDecision(decision: RateDecision): void;
+  /**
+   * One decision settled by this instance's own window: every decision while on the fallback, and
+   * a refusal while rejoining (Redis had no say, or allowed what the local window refused).
+   */
+  onLocalDecision(decision: RateDecision, mode: 'fallback' | 'rejoining'): void;
 }
 
 export interface ResilientRateLimiterOptions {
@@ -96,33 +99,36 @@ export class ResilientRateLimiter implements RateLimiter {
 
   async consume(key: string, limit: number): Promise<RateDecision> {
     const mode = this.current;
-    if (mode === 'fallback') return this.decideAlone(key, limit);
+    if (mode === 'fallback') return this.decideLocally(key, limit, 'fallback');
     // Rejoining, a request the local window refuses anyway is not put to Redis, where it would
     // take a slot it never used.
-    if (mode === 'rejoining' && !this.local.hasRoom(key, limit)) return this.local.consumeSync(key, limit);
+    if (mode === 'rejoining' && !this.local.hasRoom(key, limit)) return this.decideLocally(key, limit, 'rejoining');
     let shared: RateDecision;
     try {
       shared = await this.withTimeout(this.primary.consume(key, limit));
     } catch (error) {
       this.health.suspect(error);
       this.primaryDown(error);
-      return this.decideAlone(key, limit);
+      return this.decideLocally(key, limit, 'fallback');
     }
     if (!shared.allowed) return shared;
     if (mode === 'rejoining') {
       // Redis has counted this one; should the local window have filled meanwhile, the slot stays
       // taken there: stricter for a moment, never looser.
       const own = this.local.consumeSync(key, limit);
-      if (!own.allowed) return own;
+      if (!own.allowed) {
+        this.options.events.onLocalDecision(own, 'rejoining');
+        return own;
+      }
       return { allowed: true, limit, remaining: Math.min(shared.remaining, own.remaining), resetMs: Math.max(shared.resetMs, own.resetMs) };
     }
     this.local.record(key, limit);
     return shared;
   }
 
-  private decideAlone(key: string, limit: number): RateDecision {
+  private decideLocally(key: string, limit: number, mode: 'fallback' | 'rejoining'): RateDecision {
     const decision = this.local.consumeSync(key, limit);
-    this.options.events.onFallbackDecision(decision);
+    this.options.events.onLocalDecision(decision, mode);
     return decision;
   }
 

@@ -75,7 +75,7 @@ function instance(clock: ManualClock, redis: RateLimiter, options: { health?: Fa
     clock,
     events: {
       onModeChange: (mode: LimiterMode) => events.push(mode),
-      onFallbackDecision: () => events.push('alone'),
+      onLocalDecision: (_decision, mode) => events.push(mode === 'fallback' ? 'alone' : 'local refusal'),
     },
   });
   return { limiter, health, events, local };
@@ -103,7 +103,7 @@ describe('ResilientRateLimiter', () => {
     const local = new MemoryRateLimiter();
     return new ResilientRateLimiter(new MemoryRateLimiter(), local, new FakeHealth(true), {
       timeoutMs: 50,
-      events: { onModeChange: () => {}, onFallbackDecision: () => {} },
+      events: { onModeChange: () => {}, onLocalDecision: () => {} },
     });
   });
 
@@ -210,7 +210,9 @@ describe('ResilientRateLimiter', () => {
     expect(a.limiter.mode).toBe('redis');
     expect(await at(1600, 5)).toBe(0);
     expect(await at(2200, 5)).toBe(3);
-    expect(a.events.filter((e) => e !== 'alone')).toEqual(['fallback', 'rejoining', 'redis']);
+    expect(a.events.filter((e) => e !== 'alone' && e !== 'local refusal')).toEqual(['fallback', 'rejoining', 'redis']);
+    // The refusals of 600 ms and the two beyond the rate at 1200 ms were the local window's.
+    expect(a.events.filter((e) => e === 'local refusal')).toHaveLength(7);
     expect(crowded(accepted, 3)).toEqual([]);
   });
 
@@ -349,7 +351,7 @@ describe.runIf(TEST_REDIS_URL)('ResilientRateLimiter over a real Redis behind a 
       const limiter = new ResilientRateLimiter(new RedisRateLimiter(redis, { keyPrefix: 'vh-test:rate:' }), new MemoryRateLimiter(), health, {
         timeoutMs: 50,
         rejoinMs: 300,
-        events: { onModeChange: (mode) => modes.push(mode), onFallbackDecision: () => {} },
+        events: { onModeChange: (mode) => modes.push(mode), onLocalDecision: () => {} },
       });
       const key = `fault-${fault}-${Date.now()}`;
       expect((await limiter.consume(key, 100)).allowed).toBe(true);
