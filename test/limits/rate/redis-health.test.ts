@@ -51,10 +51,9 @@ describe.runIf(TEST_REDIS_URL)('RedisHealth', () => {
     expect(health.up).toBe(false);
     await until(() => health.up, 2000);
 
+    // Said by the client itself, with no command sent.
     await server.kill();
-    const killed = performance.now();
     await until(() => !health.up, 1000);
-    expect(performance.now() - killed).toBeLessThan(500);
     // Down means down: reconnect attempts that fail say nothing new.
     await sleep(300);
     expect(changes).toEqual([true, false]);
