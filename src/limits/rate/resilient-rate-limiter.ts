@@ -93,10 +93,6 @@ export class ResilientRateLimiter implements RateLimiter {
     return this.current;
   }
 
-  get isDegraded(): boolean {
-    return this.current !== 'redis';
-  }
-
   async consume(key: string, limit: number): Promise<RateDecision> {
     const mode = this.current;
     if (mode === 'fallback') return this.decideLocally(key, limit, 'fallback');
@@ -139,7 +135,7 @@ export class ResilientRateLimiter implements RateLimiter {
 
   private primaryUp(): void {
     if (this.current !== 'fallback') return;
-    // Nothing accepted alone within the last window: Redis misses nothing of this instance.
+    // Nothing accepted within the last window, by Redis or alone: Redis misses nothing of this instance.
     if (!this.local.holdsRecentAccepts()) {
       this.setMode('redis');
       return;
