@@ -37,7 +37,14 @@ export class Metrics {
 
   readonly rateDegraded = new Gauge({
     name: 'vinhistory_rate_limiter_degraded',
-    help: '1 while this instance limits in process because Redis is unreachable or slow, else 0.',
+    help: '1 while this instance does not leave the rate to Redis alone (Redis unreachable or slow, or rejoining after it came back), else 0.',
+    registers: [this.registry],
+  });
+
+  readonly rateMode = new Gauge({
+    name: 'vinhistory_rate_limiter_mode',
+    help: 'Who decides the per-second rate on this instance: 1 for the current mode (redis: the shared window; fallback: this instance alone, Redis down; rejoining: both, for one window after Redis came back). Absent without REDIS_URL.',
+    labelNames: ['mode'] as const,
     registers: [this.registry],
   });
 

@@ -22,7 +22,11 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`instance did not start:\n${logs.join('\n')}`)), 30_000);
+    // Generous: several engineers' test runs may share this machine's cores. One that never starts is not left behind.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`instance did not start:\n${logs.join('\n')}`));
+    }, 60_000);
     for (const stream of [child.stdout!, child.stderr!]) {
       readline.createInterface({ input: stream }).on('line', (line) => {
         logs.push(line);

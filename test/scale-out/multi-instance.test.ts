@@ -6,6 +6,7 @@ import type { Db } from '../../src/storage/database.ts';
 import { newTestSchemaName } from '../support/databases.ts';
 import { TEST_POSTGRES_URL, TEST_REDIS_URL } from '../support/env.ts';
 import { createCustomer, makeLot, validVin, type Customer } from '../support/fixtures.ts';
+import { RedisServerProcess } from '../support/redis-server.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 import { metricValue, startInstance, stopInstance, type Instance } from './instances.ts';
 
@@ -15,15 +16,82 @@ interface Outcome {
   body: { report_url?: string; message?: string } | null;
 }
 
+/** A request's local send and receive times: the instance decided somewhere between them. */
+interface Bracket {
+  sent: number;
+  received: number;
+}
+
+/**
+ * Groups of `limit + 1` accepted requests that were surely decided within less than one second
+ * (the last answer came back less than a second after the first was sent), i.e. one-second windows
+ * that held more than `limit`. Slow answers can hide a crowded window, never invent one.
+ */
+function crowdedWindows(accepted: Bracket[], limit: number, origin: number): string[] {
+  const sorted = [...accepted].sort((a, b) => a.sent - b.sent);
+  const crowded: string[] = [];
+  for (let i = 0; i + limit < sorted.length; i++) {
+    const group = sorted.slice(i, i + limit + 1);
+    const span = Math.max(...group.map((r) => r.received)) - group[0]!.sent;
+    if (span < 1000) crowded.push(`${limit + 1} accepted within ${span.toFixed(0)} ms from ${(group[0]!.sent - origin).toFixed(0)} ms`);
+  }
+  return crowded;
+}
+
+/**
+ * The same on the instances' own decision times (a search's origin_timestamp is taken the moment
+ * its rate decision returns, wall clock, shared by the processes of one machine): groups of
+ * `limit + 1` within less than one second minus `jitterMs`, the slack for an answer that waited
+ * to be read (this machine's cores are shared). Sharper than the brackets when answers are slow.
+ */
+function crowdedStamps(stamps: number[], limit: number, jitterMs: number, origin: number): string[] {
+  const sorted = [...stamps].sort((a, b) => a - b);
+  const crowded: string[] = [];
+  for (let i = 0; i + limit < sorted.length; i++) {
+    const span = sorted[i + limit]! - sorted[i]!;
+    if (span < 1000 - jitterMs) crowded.push(`${limit + 1} decided within ${span} ms from ${sorted[i]! - origin} ms`);
+  }
+  return crowded;
+}
+
+/** A moment an instance's log says it started or stopped deciding alone (wall clock). */
+interface ModeChange {
+  time: number;
+  alone: boolean;
+}
+
+function modeChanges(instance: Instance): ModeChange[] {
+  const changes: ModeChange[] = [];
+  for (const line of instance.logs) {
+    const alone = line.includes('Redis unreachable or slow');
+    if (!alone && !line.includes('Redis answers again')) continue;
+    changes.push({ time: (JSON.parse(line) as { time: number }).time, alone });
+  }
+  return changes;
+}
+
+/** Whether the instance decided alone at any moment within [from, to]. */
+function aloneWithin(changes: ModeChange[], from: number, to: number): boolean {
+  let alone = false;
+  for (const change of changes) {
+    if (change.time > to) break;
+    if (change.time >= from && change.alone) return true;
+    alone = change.alone;
+  }
+  return alone;
+}
+
 /**
  * The proof on real processes: three `vinhistory serve` instances on different ports share one
- * PostgreSQL schema and one Redis (reached through a TCP proxy the test can break), and every
- * limit stays exact whichever instance a request hits.
+ * PostgreSQL schema and one Redis (a redis-server of the suite's own, reached through a TCP proxy
+ * the test can break, and which the test can kill and restart), and every limit stays exact
+ * whichever instance a request hits.
  */
 describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one PostgreSQL and one Redis', () => {
   let db: Db;
   let repos: Repositories;
   let proxy: TcpProxy;
+  let redisServer: RedisServerProcess;
   let instances: Instance[] = [];
   const vin = validVin('1FMCU9GD4KUA1234');
   const unknownVin = validVin('1GCUYDED5LZ12345');
@@ -35,8 +103,8 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
     repos = createRepositories(db);
     await repos.lots.upsertBatch([makeLot({ vin, lot_id: 61000001 }), makeLot({ vin, auction: 'iaai', lot_id: 61000002 })]);
 
-    const redisTarget = new URL(TEST_REDIS_URL!);
-    proxy = new TcpProxy(redisTarget.hostname, Number(redisTarget.port || 6379));
+    redisServer = await RedisServerProcess.start();
+    proxy = new TcpProxy('127.0.0.1', redisServer.port);
     await proxy.start();
     const databaseUrl = new URL(TEST_POSTGRES_URL!);
     databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
@@ -50,7 +118,11 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
       REDIS_TIMEOUT_MS: '250',
     };
     // Started together: their migrations race on one schema and must settle through Kysely's lock.
-    instances = await Promise.all([startInstance(env), startInstance(env), startInstance(env)]);
+    const started = await Promise.allSettled([startInstance(env), startInstance(env), startInstance(env)]);
+    instances = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failed = started.find((result) => result.status === 'rejected');
+    // afterAll stops the ones that did start.
+    if (failed) throw failed.reason;
     // Warm the connection pools so that a burst measures the limits, not connection set-up.
     await Promise.all(instances.map((instance) => fetch(`${instance.url}/healthz`)));
   }, 90_000);
@@ -58,6 +130,7 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
   afterAll(async () => {
     await Promise.all(instances.map((instance) => stopInstance(instance)));
     await proxy?.stop();
+    await redisServer?.stop();
     await db?.close();
   });
 
@@ -134,7 +207,7 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
     expect(await repos.searches.countForAccount(customer.accountId)).toBe(1);
   });
 
-  it('keeps serving when Redis hangs or dies mid-load, with an exact quota, and recovers by itself', async () => {
+  it('keeps serving when Redis hangs or dies mid-load, with an exact quota, and recovers by itself, with no request', async () => {
     const customer = await createCustomer(repos, { quota: 30, rate: 1000 });
     const before = await Promise.all(instances.map((instance) => metricValue(instance, 'vinhistory_rate_limiter_fallbacks_total')));
 
@@ -162,18 +235,97 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
       expect(instance.logs.some((line) => line.includes('Redis unreachable or slow'))).toBe(true);
     }
 
+    // No request is needed to come back: each instance follows its Redis client's reconnection.
     proxy.restore();
-    const probe = await createCustomer(repos, { quota: 1_000_000, rate: 1000 });
     const deadline = Date.now() + 15_000;
     let degraded = Infinity;
     while (Date.now() < deadline) {
-      await Promise.all(instances.map((_, index) => send(probe, index, vin)));
       degraded = (await Promise.all(instances.map((instance) => metricValue(instance, 'vinhistory_rate_limiter_degraded')))).reduce((a, b) => a + b, 0);
       if (degraded === 0) break;
       await sleep(250);
     }
     expect(degraded).toBe(0);
     for (const instance of instances) expect(instance.logs.some((line) => line.includes('shared rate limiting resumed'))).toBe(true);
+  }, 60_000);
+
+  it('while Redis dies and comes back empty, no one-second window holds more than instances x rate, and once it is back, no more than the rate', async () => {
+    await sharedLimitingOnEverywhere();
+    const rate = 3;
+    const customer = await createCustomer(repos, { quota: 1_000_000, rate });
+    // Every instance has stopped deciding alone within this long after Redis is back: a reconnect
+    // attempt every 500 ms at most, then the connection and its ready check, which an instance
+    // busy with a queue of requests on a shared machine handles late (about 0.5 s when idle).
+    const SETTLE_MS = 5000;
+    const JITTER_MS = 300;
+    const BURST = 15;
+    const BURST_EVERY_MS = 500;
+
+    const accepted: (Bracket & { stamp: number })[] = [];
+    const statuses: number[] = [];
+    const requests: Promise<void>[] = [];
+    const origin = performance.now();
+    const wallOrigin = Date.now();
+    let running = true;
+    const traffic = (async () => {
+      for (let burst = 0; running; burst++) {
+        for (let i = 0; i < BURST; i++) {
+          const sent = performance.now();
+          requests.push(
+            send(customer, i % 3, vin).then((outcome) => {
+              statuses.push(outcome.status);
+              const stamp = Date.parse((outcome.body as { origin_timestamp?: string } | null)?.origin_timestamp ?? '');
+              if (outcome.status === 200) accepted.push({ sent, received: performance.now(), stamp });
+            }),
+          );
+        }
+        await sleep(Math.max(0, origin + (burst + 1) * BURST_EVERY_MS - performance.now()));
+      }
+    })();
+
+    await sleep(1500);
+    await redisServer.kill();
+    const killedAt = Date.now();
+    await sleep(2500);
+    await redisServer.restart();
+    const backAt = Date.now();
+    const backOnRedis = (instance: Instance) => modeChanges(instance).some((change) => !change.alone && change.time >= backAt);
+    while (!instances.every(backOnRedis) && Date.now() < backAt + SETTLE_MS) await sleep(50);
+    await sleep(3000);
+    running = false;
+    await traffic;
+    await Promise.all(requests);
+
+    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+    expect(await repos.searches.countForAccount(customer.accountId)).toBe(accepted.length);
+    expect(accepted.every((r) => Number.isFinite(r.stamp))).toBe(true);
+    const stamps = accepted.map((r) => r.stamp);
+
+    // Every one-second window, through both transitions: at most 3 instances x 3/s.
+    const fleetLimit = instances.length * rate;
+    expect(crowdedWindows(accepted, fleetLimit, origin)).toEqual([]);
+    expect(crowdedStamps(stamps, fleetLimit, JITTER_MS, wallOrigin)).toEqual([]);
+
+    // Each instance stopped deciding alone soon after Redis was back. From then on, at most the
+    // rate, shared: checked on every group of decisions during which no instance decided alone
+    // (a call slower than REDIS_TIMEOUT_MS on this busy machine sends one to its fallback again).
+    const changes = instances.map((instance) => modeChanges(instance).filter((change) => change.time >= killedAt));
+    const backOn = changes.map((list) => list.find((change) => !change.alone && change.time >= backAt)?.time);
+    expect(backOn.every((time) => time !== undefined && time - backAt < SETTLE_MS), `back on Redis after ${backOn.map((t) => (t === undefined ? 'never' : `${t - backAt} ms`))}`).toBe(true);
+    const settledAt = Math.max(...backOn.map(Number));
+    const shared = [...stamps].filter((stamp) => stamp >= settledAt).sort((a, b) => a - b);
+    const crowdedShared: string[] = [];
+    for (let i = 0; i + rate < shared.length; i++) {
+      const [first, last] = [shared[i]!, shared[i + rate]!];
+      if (changes.some((list) => aloneWithin(list, first, last))) continue;
+      if (last - first < 1000 - JITTER_MS) crowdedShared.push(`${rate + 1} decided within ${last - first} ms from ${first - wallOrigin} ms`);
+    }
+    expect(crowdedShared).toEqual([]);
+
+    // And the account was served all along: before, during and after the outage.
+    expect(stamps.filter((stamp) => stamp < killedAt).length).toBeGreaterThanOrEqual(rate);
+    expect(stamps.filter((stamp) => stamp > killedAt + 200 && stamp < backAt).length).toBeGreaterThanOrEqual(rate);
+    expect(stamps.filter((stamp) => stamp >= settledAt).length).toBeGreaterThanOrEqual(2 * rate);
+    await sharedLimitingOnEverywhere();
   }, 60_000);
 
   it('on SIGTERM an instance finishes what it has in flight, loses no count, and exits cleanly', async () => {

@@ -21,18 +21,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   consumeSync(key: string, limit: number): RateDecision {
     const now = this.now();
-    let times = this.accepted.get(key);
-    if (times === undefined) {
-      times = [];
-      this.accepted.set(key, times);
-    }
-    // Drop what left the window, and anything beyond the newest `limit` (a plan was downgraded).
-    const windowStart = now - WINDOW_MS;
-    let drop = 0;
-    while (drop < times.length && times[drop]! <= windowStart) drop++;
-    if (times.length - drop > limit) drop = times.length - limit;
-    if (drop > 0) times.splice(0, drop);
-
+    const times = this.window(key, limit, now);
     const allowed = times.length < limit;
     if (allowed) times.push(now);
     const oldest = times[0];
@@ -44,6 +33,48 @@ export class MemoryRateLimiter implements RateLimiter {
       // 1000.0000001) cannot round a fresh window up to 1001 ms.
       resetMs: oldest === undefined ? 0 : Math.max(0, WINDOW_MS - Math.floor(now - oldest)),
     };
+  }
+
+  /**
+   * Counts an accept that another limiter decided (the shared one, in Redis), unconditionally: when
+   * this process has to decide alone, what it let through moments ago is already in its window.
+   */
+  record(key: string, limit: number): void {
+    const now = this.now();
+    const times = this.window(key, limit, now);
+    times.push(now);
+    // Should jitter put more than `limit` in the window, the newest accepts are the ones to keep.
+    if (times.length > limit) times.shift();
+  }
+
+  /** Whether the key's window has room now, without taking it. */
+  hasRoom(key: string, limit: number): boolean {
+    return this.window(key, limit, this.now()).length < limit;
+  }
+
+  /** Whether any key accepted a request within the last window. */
+  holdsRecentAccepts(): boolean {
+    const windowStart = this.now() - WINDOW_MS;
+    for (const times of this.accepted.values()) {
+      if (times.length > 0 && times[times.length - 1]! > windowStart) return true;
+    }
+    return false;
+  }
+
+  /** The key's accept times still in the window, at most the newest `limit` of them. */
+  private window(key: string, limit: number, now: number): number[] {
+    let times = this.accepted.get(key);
+    if (times === undefined) {
+      times = [];
+      this.accepted.set(key, times);
+    }
+    // Drop what left the window, and anything beyond the newest `limit` (a plan was downgraded).
+    const windowStart = now - WINDOW_MS;
+    let drop = 0;
+    while (drop < times.length && times[drop]! <= windowStart) drop++;
+    if (times.length - drop > limit) drop = times.length - limit;
+    if (drop > 0) times.splice(0, drop);
+    return times;
   }
 
   private sweep(): void {

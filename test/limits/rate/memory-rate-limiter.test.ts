@@ -54,3 +54,46 @@ describe('MemoryRateLimiter on a controlled clock', () => {
     await limiter.close();
   });
 });
+
+describe('MemoryRateLimiter as the fallback of the shared limiter', () => {
+  test('record counts an accept decided elsewhere, whatever the window holds, keeping the newest', async () => {
+    const clock = { now: 0 };
+    const limiter = new MemoryRateLimiter(() => clock.now);
+    limiter.record('k', 2);
+    clock.now = 300;
+    limiter.record('k', 2);
+    expect(limiter.hasRoom('k', 2)).toBe(false);
+    expect(limiter.consumeSync('k', 2).allowed).toBe(false);
+    clock.now = 400;
+    // A third (Redis's clock and this one disagree by a little): the oldest goes, the window stays full.
+    limiter.record('k', 2);
+    clock.now = 1000;
+    expect(limiter.consumeSync('k', 2)).toMatchObject({ allowed: false, resetMs: 300 });
+    clock.now = 1300;
+    expect(limiter.hasRoom('k', 2)).toBe(true);
+    expect(limiter.consumeSync('k', 2)).toMatchObject({ allowed: true, remaining: 0 });
+    await limiter.close();
+  });
+
+  test('hasRoom takes nothing', async () => {
+    const limiter = new MemoryRateLimiter(() => 0);
+    for (let i = 0; i < 5; i++) expect(limiter.hasRoom('k', 1)).toBe(true);
+    expect(limiter.consumeSync('k', 1).allowed).toBe(true);
+    expect(limiter.hasRoom('k', 1)).toBe(false);
+    await limiter.close();
+  });
+
+  test('holdsRecentAccepts says whether anything was accepted within the last window', async () => {
+    const clock = { now: 0 };
+    const limiter = new MemoryRateLimiter(() => clock.now);
+    expect(limiter.holdsRecentAccepts()).toBe(false);
+    limiter.consumeSync('a', 3);
+    clock.now = 500;
+    limiter.record('b', 3);
+    clock.now = 1000;
+    expect(limiter.holdsRecentAccepts()).toBe(true);
+    clock.now = 1500;
+    expect(limiter.holdsRecentAccepts()).toBe(false);
+    await limiter.close();
+  });
+});
