@@ -12,6 +12,8 @@ import metricsPlugin from './http/plugins/metrics.ts';
 import healthRoutes from './http/health.ts';
 import searchRoutes from './http/api/v1/search.ts';
 import usageRoutes from './http/api/v1/usage.ts';
+import watchesRoutes from './http/api/v1/watches.ts';
+import webhookRoutes from './http/api/v1/webhook.ts';
 import adminLotsRoutes from './http/admin/lots.ts';
 import stripeWebhookRoutes from './http/webhooks/stripe.ts';
 import reportRoutes from './web/report/index.ts';
@@ -109,6 +111,8 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(healthRoutes);
   await app.register(searchRoutes);
   await app.register(usageRoutes);
+  await app.register(watchesRoutes);
+  await app.register(webhookRoutes);
   await app.register(reportRoutes);
   await app.register(adminLotsRoutes);
 

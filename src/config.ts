@@ -42,6 +42,13 @@ const EnvSchema = Type.Object({
    * for tests and private networks.
    */
   OUTBOUND_ALLOW_PRIVATE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  /**
+   * Seals the webhook endpoints' signing secrets (AES-256-GCM). When unset, a key is generated once
+   * and kept in the database; set it to keep the key apart from a copy of the database.
+   */
+  WEBHOOK_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  /** Whether `vinhistory serve` runs the webhook delivery worker (false: run `vinhistory deliver` apart). */
+  WEBHOOK_WORKER: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -76,6 +83,8 @@ export interface Config {
   /** Stripe is the payment provider when a secret key is set; manual invoices otherwise. */
   /** Requests to URLs a customer or a feed gave: see src/outbound/outbound-policy.ts. */
   readonly outbound: { readonly allowPrivate: boolean };
+  /** Webhooks: the key that seals endpoint secrets (null: the one kept in the database), and whether serve delivers. */
+  readonly webhooks: { readonly secretKey: string | null; readonly workerInServe: boolean };
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
 }
 
@@ -99,6 +108,8 @@ const HINTS: Record<string, string> = {
   STRIPE_SECRET_KEY: 'a Stripe secret key (sk_live_..., sk_test_... or rk_...)',
   STRIPE_WEBHOOK_SECRET: 'a Stripe webhook signing secret (whsec_...)',
   OUTBOUND_ALLOW_PRIVATE: 'true or false',
+  WEBHOOK_SECRET_KEY: 'at least 32 characters (e.g. openssl rand -base64 32)',
+  WEBHOOK_WORKER: 'true or false',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'one of development, production, test',
 };
@@ -153,6 +164,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     cookieSecret: env.COOKIE_SECRET ?? null,
     mail: Object.freeze({ smtpUrl: env.SMTP_URL ?? null, from: env.MAIL_FROM }),
     outbound: Object.freeze({ allowPrivate: env.OUTBOUND_ALLOW_PRIVATE === 'true' }),
+    webhooks: Object.freeze({ secretKey: env.WEBHOOK_SECRET_KEY ?? null, workerInServe: env.WEBHOOK_WORKER === 'true' }),
     stripe: env.STRIPE_SECRET_KEY
       ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,

@@ -25,7 +25,14 @@ import { PlanService } from './billing/plan-service.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
 import { IngestService } from './ingest/ingest-service.ts';
-import { BILLING_PATH, RESET_PASSWORD_PATH } from './web/paths.ts';
+import { BILLING_PATH, RESET_PASSWORD_PATH, WEBHOOK_PATH } from './web/paths.ts';
+import { OutboundClient } from './outbound/outbound-client.ts';
+import { outboundPolicy } from './outbound/outbound-policy.ts';
+import { WatchService } from './watches/watch-service.ts';
+import { DeliveryWorker } from './webhooks/delivery-worker.ts';
+import { SecretKeeper } from './webhooks/secret-keeper.ts';
+import { WebhookSender } from './webhooks/webhook-sender.ts';
+import { WebhookService } from './webhooks/webhook-service.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -36,6 +43,10 @@ export interface ContainerOverrides {
   /** The origin of Stripe's checkout pages, allowed as a form target by the pages' CSP. */
   stripeCheckoutOrigin?: string;
   passwordCost?: ScryptCost;
+  /** The webhook worker's pace: tests shorten the poll; benchmarks raise the concurrency. */
+  webhookWorker?: { pollMs?: number; concurrency?: number };
+  /** The jitter of retry delays (tests fix it). */
+  random?: () => number;
 }
 
 export interface ContainerOptions {
@@ -78,6 +89,11 @@ export interface Container {
   readonly stripeCheckoutOrigin: string;
   // Ingestion.
   readonly ingest: IngestService;
+  // Watches and webhooks.
+  readonly watches: WatchService;
+  readonly webhooks: WebhookService;
+  /** Sends due webhook events; started by `serve` (unless WEBHOOK_WORKER=false) and `deliver`. */
+  readonly deliveryWorker: DeliveryWorker;
   /** Closes what the container opened (the rate limiter's Redis connection, the mailer); not the database. */
   close(): Promise<void>;
 }
@@ -115,6 +131,30 @@ export function createContainer(options: ContainerOptions): Container {
     ...(overrides.stripeApiBase ? { stripeApiBase: overrides.stripeApiBase } : {}),
   });
 
+  const now = options.now ?? (() => new Date());
+  // The one client for URLs customers give (webhook endpoints); the address is checked at connect time.
+  const policy = outboundPolicy({ allowPrivate: config.outbound.allowPrivate, isProduction: config.isProduction });
+  const outbound = new OutboundClient(policy);
+  const secrets = new SecretKeeper(config.webhooks.secretKey, repos.settings);
+  const deliveryWorker = new DeliveryWorker({
+    repos,
+    now,
+    log: log.child({ component: 'webhooks' }),
+    ...overrides.webhookWorker,
+    sender: new WebhookSender({
+      repos,
+      client: outbound,
+      secrets,
+      mailer,
+      metrics,
+      log: log.child({ component: 'webhooks' }),
+      accountUrl: `${config.publicBaseUrl}${WEBHOOK_PATH}`,
+      now,
+      ...(overrides.random ? { random: overrides.random } : {}),
+    }),
+  });
+  metrics.watchWebhookQueue(() => repos.webhookOutbox.stats());
+
   return Object.freeze({
     config,
     metrics,
@@ -135,7 +175,12 @@ export function createContainer(options: ContainerOptions): Container {
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
     ingest: new IngestService(repos.lots, config.dataDir),
+    watches: new WatchService({ repos, now }),
+    webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
+    deliveryWorker,
     close: async () => {
+      await deliveryWorker.stop();
+      await outbound.close();
       await mailer.close();
       await limiterSetup.close();
     },

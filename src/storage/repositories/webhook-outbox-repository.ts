@@ -115,17 +115,6 @@ export class WebhookOutboxRepository {
     });
   }
 
-  /** Hands back the leases of events `owner` claimed and did not send (a shutdown). */
-  async release(owner: string, eventIds: readonly string[]): Promise<void> {
-    if (eventIds.length === 0) return;
-    await this.db.kysely
-      .updateTable('webhook_outbox')
-      .set({ lease_owner: null, lease_until: null })
-      .where('id', 'in', [...eventIds])
-      .where('lease_owner', '=', owner)
-      .execute();
-  }
-
   /** Queues one of the account's events again, due now, with a fresh 72 hours. */
   async resend(accountId: string, eventId: string, now = new Date()): Promise<boolean> {
     const result = await this.db.kysely
