@@ -13,6 +13,8 @@ import healthRoutes from './http/health.ts';
 import lotRoutes from './http/api/v1/lots.ts';
 import searchRoutes from './http/api/v1/search.ts';
 import usageRoutes from './http/api/v1/usage.ts';
+import watchesRoutes from './http/api/v1/watches.ts';
+import webhookRoutes from './http/api/v1/webhook.ts';
 import adminLotsRoutes from './http/admin/lots.ts';
 import stripeWebhookRoutes from './http/webhooks/stripe.ts';
 import reportRoutes from './web/report/index.ts';
@@ -111,6 +113,8 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(searchRoutes);
   await app.register(lotRoutes);
   await app.register(usageRoutes);
+  await app.register(watchesRoutes);
+  await app.register(webhookRoutes);
   await app.register(reportRoutes);
   await app.register(adminLotsRoutes);
 

@@ -48,6 +48,13 @@ const EnvSchema = Type.Object({
   PDF_MAX_CONCURRENT: Type.String({ pattern: '^[1-9][0-9]?$', default: '2' }),
   /** How long a PDF waits for its lot photos, all together, before drawing placeholders. */
   PDF_PHOTO_BUDGET_MS: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
+  /**
+   * Seals the webhook endpoints' signing secrets (AES-256-GCM). When unset, a key is generated once
+   * and kept in the database; set it to keep the key apart from a copy of the database.
+   */
+  WEBHOOK_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  /** Whether `vinhistory serve` runs the webhook delivery worker (false: run `vinhistory deliver` apart). */
+  WEBHOOK_WORKER: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -84,6 +91,8 @@ export interface Config {
   readonly outbound: { readonly allowPrivate: boolean };
   /** Report PDFs: the browser that prints them, how many at once, the photos' time budget. */
   readonly pdf: { readonly browserPath: string; readonly maxConcurrent: number; readonly photoBudgetMs: number };
+  /** Webhooks: the key that seals endpoint secrets (null: the one kept in the database), and whether serve delivers. */
+  readonly webhooks: { readonly secretKey: string | null; readonly workerInServe: boolean };
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
 }
 
@@ -110,6 +119,8 @@ const HINTS: Record<string, string> = {
   PDF_BROWSER_PATH: 'the path of a Chromium or Chrome executable',
   PDF_MAX_CONCURRENT: 'a whole number from 1 to 99, e.g. 2',
   PDF_PHOTO_BUDGET_MS: 'a whole number of milliseconds, e.g. 3000',
+  WEBHOOK_SECRET_KEY: 'at least 32 characters (e.g. openssl rand -base64 32)',
+  WEBHOOK_WORKER: 'true or false',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'one of development, production, test',
 };
@@ -169,6 +180,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxConcurrent: Number(env.PDF_MAX_CONCURRENT),
       photoBudgetMs: Number(env.PDF_PHOTO_BUDGET_MS),
     }),
+    webhooks: Object.freeze({ secretKey: env.WEBHOOK_SECRET_KEY ?? null, workerInServe: env.WEBHOOK_WORKER === 'true' }),
     stripe: env.STRIPE_SECRET_KEY
       ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,

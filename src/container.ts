@@ -25,12 +25,17 @@ import { PlanService } from './billing/plan-service.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
 import { IngestService } from './ingest/ingest-service.ts';
-import { BILLING_PATH, RESET_PASSWORD_PATH } from './web/paths.ts';
+import { BILLING_PATH, RESET_PASSWORD_PATH, WEBHOOK_PATH } from './web/paths.ts';
 import { OutboundClient } from './outbound/outbound-client.ts';
 import { outboundPolicy } from './outbound/outbound-policy.ts';
 import { PdfRenderer } from './web/report/pdf-renderer.ts';
 import { PdfCache } from './web/report/pdf-cache.ts';
 import path from 'node:path';
+import { WatchService } from './watches/watch-service.ts';
+import { DeliveryWorker } from './webhooks/delivery-worker.ts';
+import { SecretKeeper } from './webhooks/secret-keeper.ts';
+import { WebhookSender } from './webhooks/webhook-sender.ts';
+import { WebhookService } from './webhooks/webhook-service.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -41,6 +46,10 @@ export interface ContainerOverrides {
   /** The origin of Stripe's checkout pages, allowed as a form target by the pages' CSP. */
   stripeCheckoutOrigin?: string;
   passwordCost?: ScryptCost;
+  /** The webhook worker's pace: tests shorten the poll; benchmarks raise the concurrency. */
+  webhookWorker?: { pollMs?: number; concurrency?: number };
+  /** The jitter of retry delays (tests fix it). */
+  random?: () => number;
 }
 
 export interface ContainerOptions {
@@ -90,6 +99,11 @@ export interface Container {
   readonly pdfRenderer: PdfRenderer;
   /** Printed PDFs under DATA_DIR/report-pdfs: a report never changes. */
   readonly pdfCache: PdfCache;
+  // Watches and webhooks.
+  readonly watches: WatchService;
+  readonly webhooks: WebhookService;
+  /** Sends due webhook events; started by `serve` (unless WEBHOOK_WORKER=false) and `deliver`. */
+  readonly deliveryWorker: DeliveryWorker;
   /** Closes what the container opened (the rate limiter's Redis connection, the mailer); not the database. */
   close(): Promise<void>;
 }
@@ -127,8 +141,30 @@ export function createContainer(options: ContainerOptions): Container {
     ...(overrides.stripeApiBase ? { stripeApiBase: overrides.stripeApiBase } : {}),
   });
 
-  const outbound = new OutboundClient(outboundPolicy({ allowPrivate: config.outbound.allowPrivate, isProduction: config.isProduction }));
+  const now = options.now ?? (() => new Date());
+  // The one client for URLs customers and feeds give (webhook endpoints, photos); the address is checked at connect time.
+  const policy = outboundPolicy({ allowPrivate: config.outbound.allowPrivate, isProduction: config.isProduction });
+  const outbound = new OutboundClient(policy);
   const pdfRenderer = new PdfRenderer({ browserPath: config.pdf.browserPath, maxConcurrent: config.pdf.maxConcurrent, log: log.child({ component: 'pdf' }) });
+  const secrets = new SecretKeeper(config.webhooks.secretKey, repos.settings);
+  const deliveryWorker = new DeliveryWorker({
+    repos,
+    now,
+    log: log.child({ component: 'webhooks' }),
+    ...overrides.webhookWorker,
+    sender: new WebhookSender({
+      repos,
+      client: outbound,
+      secrets,
+      mailer,
+      metrics,
+      log: log.child({ component: 'webhooks' }),
+      accountUrl: `${config.publicBaseUrl}${WEBHOOK_PATH}`,
+      now,
+      ...(overrides.random ? { random: overrides.random } : {}),
+    }),
+  });
+  metrics.watchWebhookQueue(() => repos.webhookOutbox.stats());
 
   return Object.freeze({
     config,
@@ -153,7 +189,11 @@ export function createContainer(options: ContainerOptions): Container {
     outbound,
     pdfRenderer,
     pdfCache: new PdfCache(path.join(config.dataDir, 'report-pdfs')),
+    watches: new WatchService({ repos, now }),
+    webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
+    deliveryWorker,
     close: async () => {
+      await deliveryWorker.stop();
       await pdfRenderer.close();
       await outbound.close();
       await mailer.close();

@@ -7,6 +7,10 @@ export const ERROR_STATUS = {
   SUBSCRIPTION_REQUIRED: 402,
   NO_RECORDS: 404,
   ROUTE_NOT_FOUND: 404,
+  /** A resource of the account (a watch, the webhook endpoint, an event) that it does not have. */
+  NOT_FOUND: 404,
+  /** The request conflicts with the account's state: a plan's watch limit, a disabled endpoint. */
+  CONFLICT: 409,
   METHOD_NOT_ALLOWED: 405,
   BAD_REQUEST: 400,
   PAYLOAD_TOO_LARGE: 413,

@@ -8,13 +8,17 @@ import { ensureDemoData } from './dev/demo/first-run.ts';
 import { Metrics } from './observability/metrics.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
-/** How long a shutdown waits for in-flight requests before it gives up on them. */
-const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * How long a shutdown waits for in-flight requests and webhook attempts before it gives up on
+ * them: past the 10 s a webhook attempt may take, so that it is recorded.
+ */
+const SHUTDOWN_GRACE_MS = 15_000;
 
 /**
  * Starts the process: database, migrations, first-run demo data, the app, the port, and a clean
  * shutdown on SIGTERM/SIGINT: stop accepting, let in-flight requests finish (each one's count,
  * search record and report commit together or not at all), then close Redis and the database.
+ * The webhook delivery worker runs here too unless WEBHOOK_WORKER=false.
  */
 export async function startServer(config: Config): Promise<void> {
   const log = createLogger(config);
@@ -34,12 +38,15 @@ export async function startServer(config: Config): Promise<void> {
   // Listen first: a start that fails (port taken) must exit non-zero and print no demo token.
   await app.listen({ port: config.port, host: config.host });
   if (!config.isProduction) await ensureDemoData({ config, services, log: app.log });
+  if (config.webhooks.workerInServe) services.deliveryWorker.start();
 
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(sweeper);
-    await app.close();
+    // The worker claims no more webhook events and lets the attempts in flight finish (10 s at
+    // most) and be recorded, while the server drains its requests.
+    await Promise.all([services.deliveryWorker.stop(), app.close()]);
     await services.close();
     await db.close();
     app.log.info('shut down cleanly');

@@ -1,5 +1,6 @@
 import { Command, type OutputConfiguration } from 'commander';
 import { registerAccountsCommands } from './commands/accounts.ts';
+import { registerDeliverCommand } from './commands/deliver.ts';
 import { registerImportCommand } from './commands/import.ts';
 import { registerInvoicesCommands } from './commands/invoices.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
@@ -37,6 +38,7 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerSubscriptionsCommands(program);
   registerOperatorTokensCommands(program);
   registerInvoicesCommands(program);
+  registerDeliverCommand(program);
   return program;
 }
 

@@ -10,6 +10,8 @@ export interface Plan {
   isPublic: boolean;
   /** The plan the price list highlights. */
   isFavourite: boolean;
+  /** How many watches (webhook subscriptions to a VIN or a lot) an account of the plan may hold. */
+  watchLimit: number;
   createdAt: string;
 }
 
@@ -22,4 +24,9 @@ export interface NewPlan {
   monthlyPriceCents: number;
   /** Defaults to 12 x the monthly price (no discount), the rule for custom plans. */
   annualPriceCents?: number;
+  /** Defaults to DEFAULT_WATCH_LIMIT, the Standard plan's. */
+  watchLimit?: number;
 }
+
+/** Watches of a custom plan made without --watches: the Standard plan's number. */
+export const DEFAULT_WATCH_LIMIT = 100;

@@ -61,6 +61,63 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveries = new Counter({
+    name: 'vinhistory_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by what followed (delivered, retry, failed: given up).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveryDuration = new Histogram({
+    name: 'vinhistory_webhook_delivery_duration_seconds',
+    help: 'Time from sending a webhook to its answer (or its failure).',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  /** Where the outbox gauges read from; set by the container (the outbox is shared by every instance). */
+  private webhookQueue: (() => Promise<{ pending: number; oldestPendingAt: string | null }>) | null = null;
+  private webhookQueueRead: { at: number; value: Promise<{ pending: number; oldestPendingAt: string | null }> } | null = null;
+
+  readonly webhookQueueDepth = new Gauge({
+    name: 'vinhistory_webhook_queue_depth',
+    help: 'Webhook events not yet delivered nor given up (every instance together: read from the outbox).',
+    registers: [this.registry],
+    collect: async () => {
+      const stats = await this.readWebhookQueue();
+      if (stats) this.webhookQueueDepth.set(stats.pending);
+    },
+  });
+
+  readonly webhookOldestAge = new Gauge({
+    name: 'vinhistory_webhook_oldest_pending_age_seconds',
+    help: 'Age of the oldest webhook event not yet delivered nor given up; 0 when none is waiting.',
+    registers: [this.registry],
+    collect: async () => {
+      const stats = await this.readWebhookQueue();
+      if (stats) this.webhookOldestAge.set(stats.oldestPendingAt ? Math.max(0, (Date.now() - Date.parse(stats.oldestPendingAt)) / 1000) : 0);
+    },
+  });
+
+  watchWebhookQueue(read: () => Promise<{ pending: number; oldestPendingAt: string | null }>): void {
+    this.webhookQueue = read;
+  }
+
+  /** One read of the outbox per scrape serves both gauges. */
+  private async readWebhookQueue(): Promise<{ pending: number; oldestPendingAt: string | null } | null> {
+    if (!this.webhookQueue) return null;
+    if (!this.webhookQueueRead || Date.now() - this.webhookQueueRead.at > 1000) {
+      this.webhookQueueRead = { at: Date.now(), value: this.webhookQueue() };
+    }
+    try {
+      return await this.webhookQueueRead.value;
+    } catch {
+      // A database that cannot answer now leaves the last values; the scrape itself still answers.
+      this.webhookQueueRead = null;
+      return null;
+    }
+  }
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'vinhistory_' });
     this.rateDegraded.set(0);

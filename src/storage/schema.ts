@@ -17,6 +17,8 @@ export interface PlansTable {
   is_public: number;
   is_favourite: number;
   created_at: string;
+  /** How many watches an account of the plan may hold (0007). */
+  watch_limit: ColumnType<number, number | undefined, number>;
 }
 
 export interface AccountsTable {
@@ -230,6 +232,61 @@ export interface OperatorTokensTable {
   revoked_at: string | null;
 }
 
+/** A VIN or one auction lot an account wants events for (0007): exactly one of the two is set. */
+export interface WatchesTable {
+  id: string;
+  account_id: string;
+  vin: string | null;
+  auction: string | null;
+  lot_id: number | null;
+  created_at: string;
+}
+
+/** An account's webhook endpoint (0007); secrets are AES-256-GCM boxes (webhooks/secret-box.ts). */
+export interface WebhookEndpointsTable {
+  account_id: string;
+  url: string;
+  secret_box: string;
+  /** The first characters of the secret, to tell secrets apart in the account. */
+  secret_hint: string;
+  previous_secret_box: string | null;
+  previous_secret_until: string | null;
+  enabled: number;
+  failing_since: string | null;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event for one account, and its delivery state (0007). */
+export interface WebhookOutboxTable {
+  id: string;
+  account_id: string;
+  type: string;
+  payload: string;
+  created_at: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: string;
+  give_up_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  last_attempt_at: string | null;
+  finished_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  event_id: string;
+  attempted_at: string;
+  url: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -251,6 +308,10 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   operator_tokens: OperatorTokensTable;
   stripe_subscription_events: StripeSubscriptionEventsTable;
+  watches: WatchesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_outbox: WebhookOutboxTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;
@@ -264,3 +325,7 @@ export type InvoiceRow = Selectable<InvoicesTable>;
 export type SubscriptionBillingRow = Selectable<SubscriptionBillingTable>;
 export type WebSessionRow = Selectable<WebSessionsTable>;
 export type OperatorTokenRow = Selectable<OperatorTokensTable>;
+export type WatchRow = Selectable<WatchesTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookOutboxRow = Selectable<WebhookOutboxTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

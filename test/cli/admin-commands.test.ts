@@ -42,18 +42,18 @@ describe('vinhistory admin commands', () => {
     );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toBe(
-      'created plan acme-enterprise (Acme Enterprise): 100000 searches/month, 20/second, $1,500.00/month or $18,000.00/year\n',
+      'created plan acme-enterprise (Acme Enterprise): 100000 searches/month, 20/second, $1,500.00/month or $18,000.00/year, 100 watches\n',
     );
 
     const list = await cli('plans', 'list');
     expect(list.code).toBe(0);
     const rows = list.stdout.trimEnd().split('\n');
-    expect(rows[0]).toMatch(/^CODE\s+NAME\s+SEARCHES\/MONTH\s+PER SECOND\s+MONTHLY\s+ANNUAL\s+LISTING$/);
+    expect(rows[0]).toMatch(/^CODE\s+NAME\s+SEARCHES\/MONTH\s+PER SECOND\s+MONTHLY\s+ANNUAL\s+WATCHES\s+LISTING$/);
     expect(rows.slice(2).map((row) => row.split(/\s{2,}/))).toEqual([
-      ['standard', 'Standard', '1000', '2', '$50.00', '$600.00', 'public, favourite'],
-      ['professional', 'Professional', '5000', '5', '$150.00', '$1,440.00', 'public'],
-      ['vip', 'VIP', '15000', '10', '$400.00', '$3,840.00', 'public'],
-      ['acme-enterprise', 'Acme Enterprise', '100000', '20', '$1,500.00', '$18,000.00', 'custom'],
+      ['standard', 'Standard', '1000', '2', '$50.00', '$600.00', '100', 'public, favourite'],
+      ['professional', 'Professional', '5000', '5', '$150.00', '$1,440.00', '500', 'public'],
+      ['vip', 'VIP', '15000', '10', '$400.00', '$3,840.00', '2000', 'public'],
+      ['acme-enterprise', 'Acme Enterprise', '100000', '20', '$1,500.00', '$18,000.00', '100', 'custom'],
     ]);
   });
 

@@ -12,6 +12,7 @@ const TABLES = [
   ...INITIAL_TABLES,
   'account_passwords', 'auth_attempts', 'invoices', 'operator_tokens', 'password_resets', 'settings',
   'stripe_customers', 'stripe_subscription_events', 'subscription_billing', 'web_sessions', 'webhook_events',
+  'watches', 'webhook_attempts', 'webhook_endpoints', 'webhook_outbox',
 ].sort();
 
 /** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */

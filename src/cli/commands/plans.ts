@@ -4,6 +4,7 @@ import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
 import { parseName, parseNonNegativeInteger, parsePlanCode, parsePositiveInteger } from '../options.ts';
 import { formatTable } from '../table.ts';
+import { DEFAULT_WATCH_LIMIT } from '../../domain/plan.ts';
 
 interface CreatePlanOptions {
   code: string;
@@ -12,6 +13,7 @@ interface CreatePlanOptions {
   rate: number;
   priceCents: number;
   annualPriceCents?: number;
+  watches?: number;
 }
 
 export function registerPlansCommands(program: Command): void {
@@ -26,6 +28,7 @@ export function registerPlansCommands(program: Command): void {
     .requiredOption('--rate <n>', 'searches per second (a positive whole number)', parsePositiveInteger)
     .requiredOption('--price-cents <n>', 'monthly price in US cents (5000 = $50.00)', parseNonNegativeInteger)
     .option('--annual-price-cents <n>', 'annual price in US cents (default: 12 x the monthly price)', parseNonNegativeInteger)
+    .option('--watches <n>', `watches an account may hold (default: ${DEFAULT_WATCH_LIMIT}, the Standard plan's)`, parseNonNegativeInteger)
     .action(async (options: CreatePlanOptions) => {
       await withDatabase(async ({ services }) => {
         const outcome = await services.plans.create({
@@ -35,12 +38,13 @@ export function registerPlansCommands(program: Command): void {
           ratePerSecond: options.rate,
           monthlyPriceCents: options.priceCents,
           ...(options.annualPriceCents !== undefined ? { annualPriceCents: options.annualPriceCents } : {}),
+          ...(options.watches !== undefined ? { watchLimit: options.watches } : {}),
         });
         if (outcome.kind === 'code-taken') throw new CliError(`A plan with code "${options.code}" already exists.`);
         const { plan } = outcome;
         process.stdout.write(
           `created plan ${plan.code} (${plan.name}): ${plan.monthlyQuota} searches/month, ${plan.ratePerSecond}/second, ` +
-            `${formatCents(plan.monthlyPriceCents)}/month or ${formatCents(plan.annualPriceCents)}/year\n`,
+            `${formatCents(plan.monthlyPriceCents)}/month or ${formatCents(plan.annualPriceCents)}/year, ${plan.watchLimit} watches\n`,
         );
       });
     });
@@ -57,6 +61,7 @@ export function registerPlansCommands(program: Command): void {
           String(plan.ratePerSecond),
           formatCents(plan.monthlyPriceCents),
           formatCents(plan.annualPriceCents),
+          String(plan.watchLimit),
           plan.isPublic ? (plan.isFavourite ? 'public, favourite' : 'public') : 'custom',
         ]);
         process.stdout.write(
@@ -68,6 +73,7 @@ export function registerPlansCommands(program: Command): void {
               { header: 'PER SECOND', align: 'right' },
               { header: 'MONTHLY', align: 'right' },
               { header: 'ANNUAL', align: 'right' },
+              { header: 'WATCHES', align: 'right' },
               { header: 'LISTING' },
             ],
             rows,

@@ -2,17 +2,24 @@ import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tokenFromAuthorization } from '../../domain/api-token.ts';
 import { ApiError } from '../../errors.ts';
-import type { SearchPrincipal } from '../../domain/principal.ts';
+import type { SearchPrincipal, TokenPrincipal } from '../../domain/principal.ts';
 import { bearerChallenge } from './bearer-challenge.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the `authenticate` hook on customer API routes. */
     principal: SearchPrincipal | null;
+    /** Set by `authenticateAccount`: the token's account, whether or not it has a plan in force. */
+    tokenPrincipal: TokenPrincipal | null;
   }
   interface FastifyInstance {
     /** onRequest hook: a live API token of an account with a subscription in force, or a sandbox token; else 401/402. */
     authenticateCustomer: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /**
+     * onRequest hook: a live API token, with or without a subscription in force, or 401: for what
+     * an account manages rather than buys (its watches, its webhook endpoint and deliveries).
+     */
+    authenticateAccount: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
 }
 
@@ -25,12 +32,20 @@ const REALM = 'vinhistory';
 export default fp(
   async (app) => {
     app.decorateRequest('principal', null);
-    app.decorate('authenticateCustomer', async (request: FastifyRequest) => {
+    app.decorateRequest('tokenPrincipal', null);
+    const principalOf = async (request: FastifyRequest): Promise<TokenPrincipal> => {
       const header = request.headers.authorization;
       const token = tokenFromAuthorization(header);
       if (token === null) throw bearerChallenge(REALM, Boolean(header));
       const principal = await app.services.apiTokens.authenticate(token);
       if (principal === null) throw bearerChallenge(REALM, true);
+      return principal;
+    };
+    app.decorate('authenticateAccount', async (request: FastifyRequest) => {
+      request.tokenPrincipal = await principalOf(request);
+    });
+    app.decorate('authenticateCustomer', async (request: FastifyRequest) => {
+      const principal = await principalOf(request);
       // A sandbox token may be used before a plan is bought: it searches only the test catalogue.
       if (principal.subscription === null && !principal.sandbox) {
         throw new ApiError(

@@ -4,6 +4,7 @@ import * as seedPlans from './0002-seed-plans.ts';
 import * as customerAccounts from './0003-customer-accounts.ts';
 import * as operatorTokens from './0004-operator-tokens.ts';
 import * as stripeEventOrder from './0005-stripe-event-order.ts';
+import * as watchesWebhooks from './0007-watches-webhooks.ts';
 import * as sandboxTokens from './0009-sandbox-tokens.ts';
 import * as reportLanguages from './0010-report-languages.ts';
 
@@ -17,6 +18,7 @@ export const migrations: Record<string, Migration> = {
   '0003-customer-accounts': customerAccounts,
   '0004-operator-tokens': operatorTokens,
   '0005-stripe-event-order': stripeEventOrder,
+  '0007-watches-webhooks': watchesWebhooks,
   '0009-sandbox-tokens': sandboxTokens,
   '0010-report-languages': reportLanguages,
 };

@@ -16,6 +16,9 @@ import { SearchCommit } from '../search-commit.ts';
 import { SettingsRepository } from './settings-repository.ts';
 import { TokensRepository } from './tokens-repository.ts';
 import { WebSessionsRepository } from './web-sessions-repository.ts';
+import { WatchesRepository } from './watches-repository.ts';
+import { WebhookEndpointsRepository } from './webhook-endpoints-repository.ts';
+import { WebhookOutboxRepository } from './webhook-outbox-repository.ts';
 
 /** One set of repositories over Kysely, the same code for SQLite and PostgreSQL. */
 export interface Repositories {
@@ -40,6 +43,10 @@ export interface Repositories {
   billing: BillingRepository;
   // Tokens of the admin API (0004).
   operatorTokens: OperatorTokensRepository;
+  // Watches and webhooks (0007).
+  watches: WatchesRepository;
+  webhookEndpoints: WebhookEndpointsRepository;
+  webhookOutbox: WebhookOutboxRepository;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -65,5 +72,8 @@ export function createRepositories(db: Db): Repositories {
     invoices: new InvoicesRepository(db),
     billing: new BillingRepository(db),
     operatorTokens: new OperatorTokensRepository(db),
+    watches: new WatchesRepository(db),
+    webhookEndpoints: new WebhookEndpointsRepository(db),
+    webhookOutbox: new WebhookOutboxRepository(db),
   };
 }

@@ -6,11 +6,14 @@ import { lotFromRow, type LotUpsertStatus } from './lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from '../dialects/sqlite/lots-upsert.ts';
 import { upsertLotsPostgres } from '../dialects/postgres/lots-upsert.ts';
+import { findBatchWatchers, recordLotEvents } from './lot-events.ts';
 
 export interface UpsertSummary {
   inserted: number;
   updated: number;
   unchanged: number;
+  /** Webhook events written to the outbox with the batch (watched lots that were created or changed). */
+  events?: number;
 }
 
 /**
@@ -86,15 +89,20 @@ export class LotsRepository {
    * each lot. A batch may name the same lot twice; the later line wins, as if the lines were loaded
    * in turn. Two imports writing the same new lot at once do not fail: the second one finds it and
    * merges into it. Then the values derived for a lot fill what is still unknown.
+   *
+   * The events of watched lots it created or changed go to the outbox in the same transaction
+   * (lot-events.ts): stored before the batch commits, and never without it.
    */
   async upsertBatch(lots: readonly IncomingLot[], now = new Date()): Promise<UpsertSummary> {
-    const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0 };
+    const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0, events: 0 };
     if (lots.length === 0) return summary;
     const at = now.toISOString();
     const write = async (kysely: Kysely<Database>) => {
+      const watchers = await findBatchWatchers(kysely, lots, at);
       const statuses = this.db.dialect === 'sqlite' ? await upsertLotsSqlite(kysely, lots, at) : await upsertLotsPostgres(kysely, lots, at);
       await fillDerived(kysely, lots, statuses, at);
       for (const status of statuses) summary[status]++;
+      if (watchers) summary.events = await recordLotEvents(kysely, watchers, at);
     };
     if (this.db.kysely.isTransaction) await write(this.db.kysely);
     else await this.db.kysely.transaction().execute(write);

@@ -1,6 +1,6 @@
 import type { Db } from '../database.ts';
 import type { PlanRow } from '../schema.ts';
-import type { NewPlan, Plan } from '../../domain/plan.ts';
+import { DEFAULT_WATCH_LIMIT, type NewPlan, type Plan } from '../../domain/plan.ts';
 
 function toPlan(row: PlanRow): Plan {
   return {
@@ -12,6 +12,7 @@ function toPlan(row: PlanRow): Plan {
     annualPriceCents: row.annual_price_cents,
     isPublic: row.is_public === 1,
     isFavourite: row.is_favourite === 1,
+    watchLimit: row.watch_limit,
     createdAt: row.created_at,
   };
 }
@@ -30,6 +31,7 @@ export class PlansRepository {
       annual_price_cents: plan.annualPriceCents ?? plan.monthlyPriceCents * 12,
       is_public: 0,
       is_favourite: 0,
+      watch_limit: plan.watchLimit ?? DEFAULT_WATCH_LIMIT,
       created_at: now.toISOString(),
     };
     await this.db.kysely.insertInto('plans').values(row).execute();

@@ -4,6 +4,8 @@ import overviewRoutes from './overview.ts';
 import settingsRoutes from './settings.ts';
 import tokensRoutes from './tokens.ts';
 import usageRoutes from './usage.ts';
+import watchesRoutes from './watches.ts';
+import webhookRoutes from './webhook.ts';
 
 /**
  * The personal account, under /account: every page needs a logged-in customer and shows only what
@@ -29,6 +31,8 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(tokensRoutes);
   await app.register(usageRoutes);
   await app.register(settingsRoutes);
+  await app.register(watchesRoutes);
+  await app.register(webhookRoutes);
 };
 
 export default accountRoutes;

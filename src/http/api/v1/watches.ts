@@ -1,0 +1,151 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ApiError, validationError } from '../../../errors.ts';
+import type { Watch } from '../../../domain/watch.ts';
+import { MAX_WATCHES_PAGE } from '../../../watches/watch-service.ts';
+import { errorRef, jsonBodyErrorResponses, wwwAuthenticateHeader } from '../schemas.ts';
+
+export const WatchSchema = Type.Object(
+  {
+    id: Type.String({ description: 'The watch id (`wch_...`).', examples: ['wch_0k3j5h2m9q8r7s6t'] }),
+    vin: Type.Union([Type.String(), Type.Null()], { description: 'The VIN watched; null for a lot watch.' }),
+    auction: Type.Union([Type.String(), Type.Null()], { description: 'The auction of the lot watched; null for a VIN watch.' }),
+    lot_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The lot watched; null for a VIN watch.' }),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Watch', title: 'Watch' },
+);
+
+export const accountErrorResponses = {
+  401: errorRef('Authorization missing, malformed, unknown or revoked. Body is exactly {"message":"Unauthenticated."}.', wwwAuthenticateHeader('vinhistory')),
+  503: errorRef('The database is busy; nothing was changed. Try again after Retry-After.', { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } }),
+  '5xx': errorRef('A fault of the service. The message carries a request id and no internals.'),
+};
+
+/** Query strings are not coerced (the app's Ajv has coerceTypes off): a page size is digits, checked here. */
+export function pageQuery(max: number, fallback: number) {
+  return Type.Object({
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: `Items per page, 1 to ${max} (${fallback} unless given).`, examples: [String(fallback)] })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The `next_cursor` of the previous page.' })),
+  });
+}
+
+/** The page size asked for, or 422 naming `limit`. */
+export function pageLimit(value: string | undefined, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  const limit = Number(value);
+  if (limit < 1 || limit > max) throw validationError('limit', [`limit must be a whole number from 1 to ${max}.`]);
+  return limit;
+}
+
+export function watchJson(watch: Watch) {
+  return { id: watch.id, vin: watch.vin, auction: watch.auction, lot_id: watch.lotId, created_at: watch.createdAt };
+}
+
+const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { watches } = app.services;
+  app.addSchema(WatchSchema);
+
+  app.post(
+    '/api/v1/watches',
+    {
+      onRequest: app.authenticateAccount,
+      bodyLimit: 4096,
+      schema: {
+        tags: ['Watches'],
+        summary: 'Watch a VIN or an auction lot',
+        description:
+          'Body `{"vin": "..."}` (every lot of the vehicle) or `{"auction": "copart", "lot_id": 12345678}` (that lot). Events for it go to the webhook endpoint. ' +
+          'Not counted as a search. The same VIN (or lot) again answers the existing watch with 200. The plan in force limits how many watches an account holds ' +
+          '(Standard 100, Professional 500, VIP 2,000): one more is 409, as is any watch without a plan in force.',
+        operationId: 'createWatch',
+        security: [{ apiToken: [] }],
+        body: Type.Object({
+          vin: Type.Optional(Type.String({ maxLength: 64, description: 'A VIN (normalised and checked as for a search).' })),
+          auction: Type.Optional(Type.String({ maxLength: 40, description: 'An auction word such as `copart` or `iaai`, with lot_id.' })),
+          lot_id: Type.Optional(Type.Integer({ description: 'The lot at that auction, with auction.' })),
+        }),
+        response: {
+          201: Type.Ref(WatchSchema, { description: 'The watch was created.' }),
+          200: Type.Ref(WatchSchema, { description: 'The account already watches that VIN (or lot): the existing watch.' }),
+          ...accountErrorResponses,
+          ...jsonBodyErrorResponses,
+          409: errorRef("The plan's watch limit is reached, or the account has no plan in force; the message says which."),
+          413: errorRef('Request body too large (the limit is 4 KiB).'),
+          422: errorRef('vin malformed, auction or lot_id missing or malformed, or neither or both given; `errors` says which field.'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = request.tokenPrincipal!;
+      const outcome = await watches.create(principal.accountId, { vin: request.body.vin, auction: request.body.auction, lotId: request.body.lot_id });
+      switch (outcome.kind) {
+        case 'invalid':
+          throw validationError(outcome.field, outcome.messages);
+        case 'no-plan':
+          throw new ApiError('CONFLICT', 'Your account has no plan in force, so it can hold no watches. Choose a plan in your personal account first.');
+        case 'over-limit':
+          throw new ApiError('CONFLICT', `Your plan allows ${outcome.limit} watches and you have that many. Remove one, or move to a larger plan.`);
+        case 'exists':
+          return reply.code(200).send(watchJson(outcome.watch));
+        case 'created':
+          return reply.code(201).send(watchJson(outcome.watch));
+      }
+    },
+  );
+
+  app.get(
+    '/api/v1/watches',
+    {
+      onRequest: app.authenticateAccount,
+      schema: {
+        tags: ['Watches'],
+        summary: "The account's watches, newest first",
+        description: 'Cursor paging: pass `next_cursor` as `cursor` for the next page; it is null on the last page.',
+        operationId: 'listWatches',
+        security: [{ apiToken: [] }],
+        querystring: pageQuery(MAX_WATCHES_PAGE, 50),
+        response: {
+          200: Type.Object(
+            { data: Type.Array(Type.Ref(WatchSchema)), next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'The cursor of the next page, or null.' }) },
+            { description: 'A page of watches.' },
+          ),
+          ...accountErrorResponses,
+          422: errorRef('limit out of range, or a cursor that is not one of ours.'),
+        },
+      },
+    },
+    async (request) => {
+      const outcome = await watches.list(request.tokenPrincipal!.accountId, { limit: pageLimit(request.query.limit, MAX_WATCHES_PAGE, 50), cursor: request.query.cursor });
+      if (outcome.kind === 'bad-cursor') throw validationError('cursor', ['The cursor is not one this API gave; start again without it.']);
+      return { data: outcome.page.items.map(watchJson), next_cursor: outcome.page.nextCursor };
+    },
+  );
+
+  app.delete(
+    '/api/v1/watches/:id',
+    {
+      onRequest: app.authenticateAccount,
+      schema: {
+        tags: ['Watches'],
+        summary: 'Stop watching',
+        operationId: 'deleteWatch',
+        security: [{ apiToken: [] }],
+        params: Type.Object({ id: Type.String({ maxLength: 64, description: 'The watch id (`wch_...`).' }) }),
+        response: {
+          204: Type.Null({ description: 'The watch is removed; no more events come for it.' }),
+          ...accountErrorResponses,
+          404: errorRef('The account has no watch of that id.'),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (!(await watches.delete(request.tokenPrincipal!.accountId, request.params.id))) {
+        throw new ApiError('NOT_FOUND', 'You have no watch with that id.');
+      }
+      return reply.code(204).send(null);
+    },
+  );
+};
+
+export default watchesRoutes;

@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ClaimedEvent } from '../domain/webhook.ts';
+import type { Repositories } from '../storage/repositories/index.ts';
+import { DELIVERY_TIMEOUT_MS, type SendResult, type WebhookSender } from './webhook-sender.ts';
+
+/**
+ * How long a claim holds an event: well past the 10 s an attempt may take and the time to record
+ * it, so that a live worker never loses an event it is sending, and short enough that the events
+ * of a worker that died (kill -9) are sent by another within a minute.
+ */
+export const LEASE_MS = 6 * DELIVERY_TIMEOUT_MS;
+
+export interface DeliveryWorkerOptions {
+  repos: Repositories;
+  sender: WebhookSender;
+  log: FastifyBaseLogger;
+  now: () => Date;
+  /** Deliveries in flight at once. */
+  concurrency?: number;
+  /** How often an idle worker looks for due events. */
+  pollMs?: number;
+}
+
+/**
+ * Takes due events from the outbox and sends them, `concurrency` at a time. On PostgreSQL any
+ * number of workers (instances, `vinhistory deliver` processes) share the outbox: each claims with
+ * a lease (webhook-claims.ts), so no event is sent by two at the same time; on SQLite, one
+ * process. stop() claims nothing more, lets the attempts in flight finish (each is bounded by the
+ * 10 s timeout) and records them.
+ */
+export class DeliveryWorker {
+  /** Names this worker's leases: the host, the process and a random part. */
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly concurrency: number;
+  private readonly pollMs: number;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private running: Promise<void> | null = null;
+  private stopping = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    this.concurrency = options.concurrency ?? 16;
+    this.pollMs = options.pollMs ?? 500;
+  }
+
+  get isRunning(): boolean {
+    return this.running !== null;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.stopping = false;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+    });
+  }
+
+  /** Looks for due events now instead of at the next poll (an event was just queued). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.running;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * One pass, for tests and the deliver command's --once: claims what is due (up to the
+   * concurrency) and sends it all. Returns how many events were attempted.
+   */
+  async runOnce(): Promise<number> {
+    const claimed = await this.claim(this.concurrency);
+    await Promise.all(claimed.map((event) => this.sendOne(event)));
+    return claimed.length;
+  }
+
+  /** Claims one event by id and sends it now, if it is due and no worker holds it. */
+  async sendNow(eventId: string): Promise<SendResult | null> {
+    const [event] = await this.options.repos.webhookOutbox.claim({ owner: this.owner, now: this.options.now(), leaseMs: LEASE_MS, limit: 1, eventId });
+    return event ? this.sendOne(event) : null;
+  }
+
+  private claim(limit: number): Promise<ClaimedEvent[]> {
+    return this.options.repos.webhookOutbox.claim({ owner: this.owner, now: this.options.now(), leaseMs: LEASE_MS, limit });
+  }
+
+  private async sendOne(event: ClaimedEvent): Promise<SendResult | null> {
+    try {
+      return await this.options.sender.send(event, this.owner);
+    } catch (error) {
+      // The lease runs out and another pass (or worker) tries again: at least once, never lost.
+      this.options.log.error({ err: error, eventId: event.id }, 'webhook delivery failed to complete; it will be retried when its lease ends');
+      return null;
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      const free = this.concurrency - this.inFlight.size;
+      let claimed: ClaimedEvent[] = [];
+      if (free > 0) {
+        try {
+          claimed = await this.claim(free);
+        } catch (error) {
+          this.options.log.warn({ err: error }, 'could not claim webhook events');
+        }
+      }
+      for (const event of claimed) {
+        const sending = this.sendOne(event).finally(() => {
+          this.inFlight.delete(sending);
+          this.wake();
+        });
+        this.inFlight.add(sending);
+      }
+      if (this.stopping) break;
+      // More may be due when every free place was filled; otherwise wait for a poll, a wake-up or a free place.
+      if (free > 0 && claimed.length === free) continue;
+      await this.pause(this.pollMs);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = null;
+        done();
+      };
+    });
+  }
+}

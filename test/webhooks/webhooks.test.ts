@@ -1,0 +1,375 @@
+import { mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.ts';
+import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts';
+import { verifySignature } from '../../src/webhooks/signing.ts';
+import { FIRST_RETRY_MS } from '../../src/webhooks/retry-schedule.ts';
+import { buildAppOn, testConfig } from '../support/app.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
+import { createCustomer, makeLot, validVin, type Customer } from '../support/fixtures.ts';
+import { expectDocumentedStatuses } from '../support/documented-statuses.ts';
+import { Receiver } from './receiver.ts';
+
+const HOUR = 60 * 60 * 1000;
+
+describe.each(DIALECTS)('watches and webhooks on %s', (dialect) => {
+  let database: TestDatabase;
+  let app: App;
+  let receiver: Receiver;
+  let operatorToken: string;
+  let dataDir: string;
+  // The clock the services read: the tests move it to reach retry times without waiting.
+  let clock = 0;
+  const now = () => new Date(clock);
+
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+    dataDir = mkdtempSync(path.join(tmpdir(), 'vinhistory-webhooks-'));
+    app = await buildAppOn({
+      config: testConfig({ OUTBOUND_ALLOW_PRIVATE: 'true', DATA_DIR: dataDir }),
+      db: database.db,
+      rateLimiter: new MemoryRateLimiter(),
+      now,
+      overrides: { random: () => 0.5 },
+    });
+    await app.ready();
+    receiver = await new Receiver().start();
+    operatorToken = (await database.repos.operatorTokens.create('scraper')).token;
+    // Ahead of the real time the subscriptions and imports are stamped with, so that they are in force and due.
+    clock = Date.now() + 60_000;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await receiver?.stop();
+    await database?.destroy();
+    rmSync(dataDir, { recursive: true, force: true });
+    expectDocumentedStatuses();
+  });
+
+  const api = (token: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+    app.inject({ method, url, headers: { authorization: token }, ...(payload !== undefined ? { payload: payload as object } : {}) });
+  const postLots = (lots: object[]) =>
+    app.inject({
+      method: 'POST',
+      url: '/admin/v1/lots',
+      headers: { authorization: operatorToken, 'content-type': 'application/x-ndjson' },
+      payload: lots.map((lot) => JSON.stringify(lot)).join('\n') + '\n',
+    });
+  const deliverAll = async () => {
+    let total = 0;
+    for (let n = await app.services.deliveryWorker.runOnce(); n > 0; n = await app.services.deliveryWorker.runOnce()) total += n;
+    return total;
+  };
+
+  /** A customer with an endpoint on the receiver; returns its secret. */
+  async function subscriber(options: { plan?: string } = {}): Promise<Customer & { secret: string }> {
+    const customer = await createCustomer(database.repos, options);
+    const res = await api(customer.token, 'PUT', '/api/v1/webhook', { url: receiver.url });
+    expect(res.statusCode).toBe(201);
+    return { ...customer, secret: res.json().secret };
+  }
+
+  describe('watches', () => {
+    it('creates (201), answers the same VIN again (200), lists with cursor paging, deletes (204)', async () => {
+      const customer = await createCustomer(database.repos);
+      const vins = [validVin('1FTFW1ET5DFA0001'), validVin('1FTFW1ET5DFA0002'), validVin('1FTFW1ET5DFA0003')];
+      const created = [];
+      for (const vin of vins) {
+        clock += 1;
+        const res = await api(customer.token, "POST", "/api/v1/watches", { vin: ` ${vin.toLowerCase()} ` });
+        expect(res.statusCode).toBe(201);
+        expect(res.json()).toMatchObject({ id: expect.stringMatching(/^wch_/), vin, auction: null, lot_id: null });
+        created.push(res.json());
+      }
+      const again = await api(customer.token, 'POST', '/api/v1/watches', { vin: vins[0] });
+      expect(again.statusCode).toBe(200);
+      expect(again.json().id).toBe(created[0].id);
+
+      const first = await api(customer.token, 'GET', '/api/v1/watches?limit=2');
+      expect(first.statusCode).toBe(200);
+      expect(first.json().data.map((w: { vin: string }) => w.vin)).toEqual([vins[2], vins[1]]);
+      const second = await api(customer.token, 'GET', `/api/v1/watches?limit=2&cursor=${first.json().next_cursor}`);
+      expect(second.json()).toEqual({ data: [created[0]], next_cursor: null });
+      expect((await api(customer.token, 'GET', '/api/v1/watches?cursor=nonsense')).statusCode).toBe(422);
+
+      expect((await api(customer.token, 'DELETE', `/api/v1/watches/${created[1].id}`)).statusCode).toBe(204);
+      expect((await api(customer.token, 'DELETE', `/api/v1/watches/${created[1].id}`)).statusCode).toBe(404);
+      expect((await api(customer.token, 'GET', '/api/v1/watches')).json().data).toHaveLength(2);
+    });
+
+    it("keeps another account's watches invisible: not listed, 404 to delete", async () => {
+      const owner = await createCustomer(database.repos);
+      const other = await createCustomer(database.repos);
+      const watch = (await api(owner.token, 'POST', '/api/v1/watches', { auction: 'iaai', lot_id: 424242 })).json();
+      expect(watch).toMatchObject({ vin: null, auction: 'iaai', lot_id: 424242 });
+      expect((await api(other.token, 'GET', '/api/v1/watches')).json().data).toEqual([]);
+      expect((await api(other.token, 'DELETE', `/api/v1/watches/${watch.id}`)).statusCode).toBe(404);
+      expect((await api(owner.token, 'GET', '/api/v1/watches')).json().data).toHaveLength(1);
+    });
+
+    it("holds the plan's limit (409), and no plan means no watches (409 saying to choose one)", async () => {
+      await database.repos.plans.create({ code: `tiny-${dialect}`, name: 'Tiny', monthlyQuota: 10, ratePerSecond: 1, monthlyPriceCents: 0, watchLimit: 2 });
+      const customer = await createCustomer(database.repos, { plan: `tiny-${dialect}` });
+      expect((await api(customer.token, 'POST', '/api/v1/watches', { vin: validVin('2T1BURHE0JC00001') })).statusCode).toBe(201);
+      expect((await api(customer.token, 'POST', '/api/v1/watches', { vin: validVin('2T1BURHE0JC00002') })).statusCode).toBe(201);
+      const over = await api(customer.token, 'POST', '/api/v1/watches', { vin: validVin('2T1BURHE0JC00003') });
+      expect(over.statusCode).toBe(409);
+      expect(over.json().message).toMatch(/allows 2 watches/);
+      // The same VIN again is not a new watch: still answered.
+      expect((await api(customer.token, 'POST', '/api/v1/watches', { vin: validVin('2T1BURHE0JC00001') })).statusCode).toBe(200);
+
+      const account = await database.repos.accounts.create(`noplan-${Math.random()}@example.com`);
+      const { token } = await database.repos.tokens.create(account.id, 'test');
+      const none = await api(token, 'POST', '/api/v1/watches', { vin: validVin('2T1BURHE0JC00004') });
+      expect(none.statusCode).toBe(409);
+      expect(none.json().message).toMatch(/no plan in force.*Choose a plan/);
+      // Listing works without a plan: a lapsed customer can still see and remove what it holds.
+      expect((await api(token, 'GET', '/api/v1/watches')).statusCode).toBe(200);
+    });
+
+    it('the public plans hold 100, 500 and 2,000 watches', async () => {
+      const plans = await app.services.plans.list();
+      expect(Object.fromEntries(plans.filter((p) => p.isPublic).map((p) => [p.code, p.watchLimit]))).toEqual({ standard: 100, professional: 500, vip: 2000 });
+    });
+
+    it('refuses bad input with the field (422) and a missing token (401)', async () => {
+      const customer = await createCustomer(database.repos);
+      const bad = await api(customer.token, 'POST', '/api/v1/watches', { vin: 'ABC' });
+      expect(bad.statusCode).toBe(422);
+      expect(bad.json().errors.vin).toBeDefined();
+      expect((await api(customer.token, 'POST', '/api/v1/watches', { auction: 'copart' })).json().errors.lot_id).toBeDefined();
+      expect((await api(customer.token, 'POST', '/api/v1/watches', {})).statusCode).toBe(422);
+      expect((await api(customer.token, 'POST', '/api/v1/watches', { vin: validVin(), auction: 'copart', lot_id: 1 })).statusCode).toBe(422);
+      expect((await app.inject({ method: 'GET', url: '/api/v1/watches' })).statusCode).toBe(401);
+    });
+  });
+
+  describe('the endpoint', () => {
+    it('shows the secret once; refuses URLs outside the outbound rules', async () => {
+      const customer = await createCustomer(database.repos);
+      const set = await api(customer.token, 'PUT', '/api/v1/webhook', { url: receiver.url });
+      expect(set.statusCode).toBe(201);
+      expect(set.json().secret).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
+      const shown = await api(customer.token, 'GET', '/api/v1/webhook');
+      expect(shown.statusCode).toBe(200);
+      expect(JSON.stringify(shown.json())).not.toContain(set.json().secret);
+      expect(shown.json().secret_hint).toBe(`${set.json().secret.slice(0, 10)}…`);
+      const again = await api(customer.token, 'PUT', '/api/v1/webhook', { url: receiver.url });
+      expect(again.statusCode).toBe(200);
+      expect(again.json().secret).toBeNull();
+      for (const url of ['ftp://example.com/x', 'https://user:pw@example.com/hook', 'not a url']) {
+        const res = await api(customer.token, 'PUT', '/api/v1/webhook', { url });
+        expect(res.statusCode, url).toBe(422);
+        expect(res.json().errors.url).toBeDefined();
+      }
+      // The stored secret is sealed, not in plain text.
+      const row = await database.db.kysely.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', customer.accountId).executeTakeFirstOrThrow();
+      expect(row.secret_box).not.toContain(set.json().secret);
+      expect(row.secret_box).toMatch(/^v1\./);
+    });
+
+    it('sends a signed ping with POST /api/v1/webhook/test; 404 without an endpoint', async () => {
+      const customer = await subscriber();
+      const res = await api(customer.token, 'POST', '/api/v1/webhook/test');
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ type: 'ping', status: 'delivered', attempts: [{ status_code: 200, response_excerpt: 'ok' }] });
+      const got = receiver.received.at(-1)!;
+      expect(got.headers['vinhistory-event-id']).toBe(res.json().event_id);
+      expect(got.headers['content-type']).toBe('application/json');
+      expect(verifySignature(String(got.headers['vinhistory-signature']), got.body, customer.secret, Math.floor(clock / 1000))).toBe(true);
+      const lonely = await createCustomer(database.repos);
+      expect((await api(lonely.token, 'POST', '/api/v1/webhook/test')).statusCode).toBe(404);
+    });
+  });
+
+  describe('events', () => {
+    it('lot.created and lot.updated (with changed) arrive from POST /admin/v1/lots, signed; an unchanged re-import makes none', async () => {
+      const customer = await subscriber();
+      const vin = validVin('5YJ3E1EA7KF00101');
+      expect((await api(customer.token, 'POST', '/api/v1/watches', { vin })).statusCode).toBe(201);
+      const lot = makeLot({ vin, lot_id: 70000001, price: 5000, odometer: 12000 });
+      const before = receiver.received.length;
+
+      expect((await postLots([lot])).statusCode).toBe(200);
+      expect(await deliverAll()).toBe(1);
+      const [created] = receiver.events().slice(before);
+      expect(created).toMatchObject({ id: expect.stringMatching(/^evt_/), type: 'lot.created', data: { vin, changed: [], lot: { lot_id: 70000001, price: 5000 } } });
+      const raw = receiver.received.at(-1)!;
+      expect(raw.headers['vinhistory-event-id']).toBe(created!.id);
+      expect(verifySignature(String(raw.headers['vinhistory-signature']), raw.body, customer.secret, Math.floor(clock / 1000))).toBe(true);
+      expect(verifySignature(String(raw.headers['vinhistory-signature']), raw.body, 'whsec_wrong', Math.floor(clock / 1000))).toBe(false);
+
+      await postLots([lot]);
+      expect(await deliverAll()).toBe(0);
+
+      await postLots([{ ...lot, price: 6100, primary_damage: 'FRONT END', images: ['https://img.example/1.jpg'] }]);
+      expect(await deliverAll()).toBe(1);
+      expect(receiver.events().at(-1)).toMatchObject({ type: 'lot.updated', data: { changed: ['price', 'primary_damage', 'images'], lot: { price: 6100 } } });
+    });
+
+    it('arrive from the import command path and the seed/demo path (importFiles, importRecords)', async () => {
+      const customer = await subscriber();
+      const fileVin = validVin('3VWFE21C04M00201');
+      const recordVin = validVin('3VWFE21C04M00202');
+      await api(customer.token, 'POST', '/api/v1/watches', { vin: fileVin });
+      await api(customer.token, 'POST', '/api/v1/watches', { vin: recordVin });
+      const file = path.join(dataDir, 'lots.ndjson');
+      writeFileSync(file, `${JSON.stringify(makeLot({ vin: fileVin, lot_id: 70000201 }))}\n${JSON.stringify(makeLot({ vin: validVin('3VWFE21C04M00299') }))}\n`);
+      const [result] = await app.services.ingest.importFiles([file], { format: 'auto', batchSize: 250, enrich: false, worker: false, progress: false, signal: new AbortController().signal });
+      expect(result!.inserted).toBe(2);
+      async function* records() {
+        yield { line: 1, raw: makeLot({ vin: recordVin, lot_id: 70000202 }) };
+      }
+      await app.services.ingest.importRecords(records(), { bulkLoad: true });
+      const before = receiver.received.length;
+      expect(await deliverAll()).toBe(2);
+      expect(receiver.events().slice(before).map((e) => e.data.vin).sort()).toEqual([fileVin, recordVin].sort());
+    });
+
+    it('one event per lot per batch per account, whatever watches match; a lot watch sees its lot only', async () => {
+      const customer = await subscriber();
+      const other = await subscriber();
+      const vin = validVin('WBA3A5C50CF00301');
+      await api(customer.token, 'POST', '/api/v1/watches', { vin });
+      await api(customer.token, 'POST', '/api/v1/watches', { auction: 'copart', lot_id: 70000301 });
+      await api(other.token, 'POST', '/api/v1/watches', { auction: 'copart', lot_id: 70000301 });
+      const before = receiver.received.length;
+      await postLots([makeLot({ vin, lot_id: 70000301 }), makeLot({ vin, lot_id: 70000301, odometer: 5 }), makeLot({ vin, lot_id: 70000302 })]);
+      expect(await deliverAll()).toBe(3);
+      const events = receiver.events().slice(before);
+      const byAccount = (secret: string) =>
+        receiver.received.slice(before).filter((r) => verifySignature(String(r.headers['vinhistory-signature']), r.body, secret, Math.floor(clock / 1000))).map((r) => JSON.parse(r.body).data.lot.lot_id).sort();
+      expect(byAccount(customer.secret)).toEqual([70000301, 70000302]);
+      expect(byAccount(other.secret)).toEqual([70000301]);
+      expect(events.every((e) => e.type === 'lot.created')).toBe(true);
+    });
+
+    it('makes no event for an account without a plan in force', async () => {
+      const customer = await subscriber();
+      const vin = validVin('1G1ZD5ST0JF00401');
+      await api(customer.token, 'POST', '/api/v1/watches', { vin });
+      await database.repos.subscriptions.cancelActive(customer.accountId);
+      await postLots([makeLot({ vin })]);
+      expect(await deliverAll()).toBe(0);
+    });
+  });
+
+  describe('delivery', () => {
+    it('retries a failing receiver on the backoff schedule, shows each attempt, then delivers', async () => {
+      const customer = await subscriber();
+      const vin = validVin('JH4KA8260MC00501');
+      await api(customer.token, 'POST', '/api/v1/watches', { vin });
+      receiver.status = 500;
+      receiver.answer = 'down for maintenance';
+      try {
+        await postLots([makeLot({ vin })]);
+        expect(await deliverAll()).toBe(1);
+        // With the jitter fixed at the middle: 3/4 of 30 s, then 3/4 of 60 s.
+        let deliveries = (await api(customer.token, 'GET', '/api/v1/webhook/deliveries')).json().data;
+        expect(deliveries[0]).toMatchObject({ status: 'pending', attempts: [{ status_code: 500, error: 'answered 500', response_excerpt: 'down for maintenance' }] });
+        expect(Date.parse(deliveries[0].next_attempt_at) - clock).toBe((FIRST_RETRY_MS * 3) / 4);
+        clock += (FIRST_RETRY_MS * 3) / 4 - 1000;
+        expect(await deliverAll()).toBe(0);
+        clock += 1000;
+        expect(await deliverAll()).toBe(1);
+        deliveries = (await api(customer.token, 'GET', '/api/v1/webhook/deliveries')).json().data;
+        expect(Date.parse(deliveries[0].next_attempt_at) - clock).toBe((2 * FIRST_RETRY_MS * 3) / 4);
+        receiver.status = 200;
+        clock += 2 * FIRST_RETRY_MS;
+        expect(await deliverAll()).toBe(1);
+        deliveries = (await api(customer.token, 'GET', '/api/v1/webhook/deliveries')).json().data;
+        expect(deliveries[0].status).toBe('delivered');
+        expect(deliveries[0].attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 500, 200]);
+        expect(deliveries[0].attempts.every((a: { duration_ms: number }) => a.duration_ms >= 0)).toBe(true);
+        expect((await app.services.database.dialect)).toBe(dialect);
+      } finally {
+        receiver.status = 200;
+        receiver.answer = 'ok';
+      }
+    });
+
+    it('gives up after 72 hours, disables an endpoint failing for three days and mails its owner; resend and saving again bring it back', async () => {
+      const customer = await subscriber();
+      const vin = validVin('1N4AL3AP0JC00601');
+      await api(customer.token, 'POST', '/api/v1/watches', { vin });
+      receiver.status = 503;
+      try {
+        await postLots([makeLot({ vin })]);
+        const start = clock;
+        while (clock - start < 80 * HOUR) {
+          await deliverAll();
+          clock += HOUR;
+        }
+        const deliveries = (await api(customer.token, 'GET', '/api/v1/webhook/deliveries')).json().data;
+        expect(deliveries[0].status).toBe('failed');
+        expect(deliveries[0].attempts.length).toBeGreaterThan(10);
+        // The event gave up at 72 hours; the endpoint's next failure, three days into the streak, disables it.
+        expect((await api(customer.token, 'GET', '/api/v1/webhook')).json().enabled).toBe(true);
+        await postLots([makeLot({ vin, odometer: 1 })]);
+        expect(await deliverAll()).toBe(1);
+        const endpoint = (await api(customer.token, 'GET', '/api/v1/webhook')).json();
+        expect(endpoint.enabled).toBe(false);
+        const email = (await database.repos.accounts.findById(customer.accountId))!.email;
+        const mails = readdirSync(path.join(dataDir, 'outbox')).map((f) => readFileSync(path.join(dataDir, 'outbox', f), 'utf8'));
+        expect(mails.filter((m) => m.includes(`To: ${email}`) && m.includes('disabled'))).toHaveLength(1);
+        // Disabled: new events are not made, the ping is refused.
+        expect((await api(customer.token, 'POST', '/api/v1/webhook/test')).statusCode).toBe(409);
+
+        receiver.status = 200;
+        expect((await api(customer.token, 'PUT', '/api/v1/webhook', { url: receiver.url })).json().enabled).toBe(true);
+        const resend = await api(customer.token, 'POST', `/api/v1/webhook/deliveries/${deliveries[0].event_id}/resend`);
+        expect(resend.statusCode).toBe(202);
+        expect(await deliverAll()).toBe(1);
+        expect(receiver.events().at(-1)!.id).toBe(deliveries[0].event_id);
+        expect((await api(customer.token, 'POST', `/api/v1/webhook/deliveries/evt_nope/resend`)).statusCode).toBe(404);
+      } finally {
+        receiver.status = 200;
+      }
+    });
+
+    it('signs with both secrets during a rotation grace period, then with the new one only', async () => {
+      const customer = await subscriber();
+      const rotated = await api(customer.token, 'PUT', '/api/v1/webhook', { url: receiver.url, rotate_secret: true });
+      expect(rotated.statusCode).toBe(200);
+      const fresh = rotated.json().secret as string;
+      expect(fresh).not.toBe(customer.secret);
+      expect(rotated.json().previous_secret_expires_at).not.toBeNull();
+      await api(customer.token, 'POST', '/api/v1/webhook/test');
+      let got = receiver.received.at(-1)!;
+      const header = String(got.headers['vinhistory-signature']);
+      expect(header.match(/v1=/g)).toHaveLength(2);
+      expect(verifySignature(header, got.body, fresh, Math.floor(clock / 1000))).toBe(true);
+      expect(verifySignature(header, got.body, customer.secret, Math.floor(clock / 1000))).toBe(true);
+      clock += 25 * HOUR;
+      await api(customer.token, 'POST', '/api/v1/webhook/test');
+      got = receiver.received.at(-1)!;
+      expect(String(got.headers['vinhistory-signature']).match(/v1=/g)).toHaveLength(1);
+      expect(verifySignature(String(got.headers['vinhistory-signature']), got.body, customer.secret, Math.floor(clock / 1000))).toBe(false);
+    });
+
+    it('pages deliveries with a cursor; another account sees none of them', async () => {
+      const customer = await subscriber();
+      for (let i = 0; i < 3; i++) {
+        clock += 1;
+        await api(customer.token, 'POST', '/api/v1/webhook/test');
+      }
+      const first = (await api(customer.token, 'GET', '/api/v1/webhook/deliveries?limit=2')).json();
+      expect(first.data).toHaveLength(2);
+      const second = (await api(customer.token, 'GET', `/api/v1/webhook/deliveries?limit=2&cursor=${first.next_cursor}`)).json();
+      expect(second.data).toHaveLength(1);
+      expect(second.next_cursor).toBeNull();
+      const other = await createCustomer(database.repos);
+      expect((await api(other.token, 'GET', '/api/v1/webhook/deliveries')).json().data).toEqual([]);
+      expect((await api(other.token, 'POST', `/api/v1/webhook/deliveries/${first.data[0].event_id}/resend`)).statusCode).toBe(404);
+    });
+
+    it('reports deliveries, queue depth and the oldest pending age in /metrics', async () => {
+      const res = await app.inject({ url: '/metrics' });
+      expect(res.body).toMatch(/vinhistory_webhook_deliveries_total\{outcome="delivered"\} \d+/);
+      expect(res.body).toMatch(/vinhistory_webhook_queue_depth \d+/);
+      expect(res.body).toMatch(/vinhistory_webhook_oldest_pending_age_seconds \d+/);
+    });
+  });
+});
