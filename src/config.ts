@@ -42,6 +42,25 @@ const EnvSchema = Type.Object({
    * for tests and private networks.
    */
   OUTBOUND_ALLOW_PRIVATE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  /** The photo archive: off (the default), a directory, or an S3-compatible bucket (docs/media.md). */
+  MEDIA_ARCHIVE: Type.Union([Type.Literal('off'), Type.Literal('directory'), Type.Literal('s3')], { default: 'off' }),
+  /** The directory store's root; DATA_DIR/media when unset. */
+  MEDIA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  /** Photos fetched at once, overall and from one host. */
+  MEDIA_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,2}$', default: '8' }),
+  MEDIA_HOST_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,2}$', default: '2' }),
+  /** The largest photo fetched, in bytes: a larger answer fails as too large. */
+  MEDIA_MAX_BYTES: Type.String({ pattern: '^[1-9][0-9]{3,9}$', default: '15728640' }),
+  S3_BUCKET: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' })),
+  /** An S3-compatible service other than AWS (MinIO, R2, B2): its base URL. */
+  S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+/?$' })),
+  S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
+  S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** Bucket in the path (https://host/bucket/key), as MinIO and most stand-ins need. */
+  S3_FORCE_PATH_STYLE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  /** Keys under this prefix in the bucket, e.g. `media/`. */
+  S3_PREFIX: Type.String({ pattern: '^([A-Za-z0-9._-]+/)*$', default: '' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -53,6 +72,27 @@ type Env = Static<typeof EnvSchema>;
 export type DatabaseConfig =
   | { readonly kind: 'sqlite'; readonly file: string }
   | { readonly kind: 'postgres'; readonly url: string };
+
+/** Where archived photos are kept (docs/media.md); null in Config.media.store when the archive is off. */
+export type MediaStoreConfig =
+  | { readonly kind: 'directory'; readonly dir: string }
+  | {
+      readonly kind: 's3';
+      readonly bucket: string;
+      readonly endpoint: string | null;
+      readonly region: string;
+      /** Null: the SDK's own chain (environment, instance role). Never logged. */
+      readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | null;
+      readonly forcePathStyle: boolean;
+      readonly prefix: string;
+    };
+
+export interface MediaConfig {
+  readonly store: MediaStoreConfig | null;
+  readonly concurrency: number;
+  readonly hostConcurrency: number;
+  readonly maxBytes: number;
+}
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
@@ -76,6 +116,8 @@ export interface Config {
   /** Stripe is the payment provider when a secret key is set; manual invoices otherwise. */
   /** Requests to URLs a customer or a feed gave: see src/outbound/outbound-policy.ts. */
   readonly outbound: { readonly allowPrivate: boolean };
+  /** The photo archive: `store` is null when it is off. */
+  readonly media: MediaConfig;
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
 }
 
@@ -99,6 +141,14 @@ const HINTS: Record<string, string> = {
   STRIPE_SECRET_KEY: 'a Stripe secret key (sk_live_..., sk_test_... or rk_...)',
   STRIPE_WEBHOOK_SECRET: 'a Stripe webhook signing secret (whsec_...)',
   OUTBOUND_ALLOW_PRIVATE: 'true or false',
+  MEDIA_ARCHIVE: 'one of off, directory, s3',
+  MEDIA_CONCURRENCY: 'a whole number from 1 to 999',
+  MEDIA_HOST_CONCURRENCY: 'a whole number from 1 to 999',
+  MEDIA_MAX_BYTES: 'a whole number of bytes from 1000 to 9999999999',
+  S3_BUCKET: 'an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)',
+  S3_ENDPOINT: 'the base URL of an S3-compatible service, such as https://s3.example.com',
+  S3_FORCE_PATH_STYLE: 'true or false',
+  S3_PREFIX: 'empty, or folder names each ending in /, such as media/',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'one of development, production, test',
 };
@@ -128,6 +178,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && env.STRIPE_SECRET_KEY && !env.STRIPE_WEBHOOK_SECRET) {
     problems.push('STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY: without it no payment can be confirmed');
   }
+  if (problems.length === 0 && env.MEDIA_ARCHIVE === 's3' && !env.S3_BUCKET) {
+    problems.push('S3_BUCKET must be set with MEDIA_ARCHIVE=s3');
+  }
+  if (problems.length === 0 && Boolean(env.S3_ACCESS_KEY_ID) !== Boolean(env.S3_SECRET_ACCESS_KEY)) {
+    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are set together or not at all');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const dataDir = path.resolve(env.DATA_DIR);
@@ -153,10 +209,43 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     cookieSecret: env.COOKIE_SECRET ?? null,
     mail: Object.freeze({ smtpUrl: env.SMTP_URL ?? null, from: env.MAIL_FROM }),
     outbound: Object.freeze({ allowPrivate: env.OUTBOUND_ALLOW_PRIVATE === 'true' }),
+    media: Object.freeze({
+      store: mediaStoreConfig(env, dataDir),
+      concurrency: Number(env.MEDIA_CONCURRENCY),
+      hostConcurrency: Number(env.MEDIA_HOST_CONCURRENCY),
+      maxBytes: Number(env.MEDIA_MAX_BYTES),
+    }),
     stripe: env.STRIPE_SECRET_KEY
       ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,
   });
+}
+
+function mediaStoreConfig(env: Env, dataDir: string): MediaStoreConfig | null {
+  if (env.MEDIA_ARCHIVE === 'directory') {
+    return Object.freeze({ kind: 'directory', dir: env.MEDIA_DIR ? path.resolve(env.MEDIA_DIR) : path.join(dataDir, 'media') });
+  }
+  if (env.MEDIA_ARCHIVE === 's3') {
+    const credentials =
+      env.S3_ACCESS_KEY_ID && env.S3_SECRET_ACCESS_KEY
+        ? Object.freeze({
+            accessKeyId: env.S3_ACCESS_KEY_ID,
+            secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+            // A config or store logged whole (an error's context, a debug line) must not carry the key.
+            toJSON: () => ({ accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: '[REDACTED]' }),
+          })
+        : null;
+    return Object.freeze({
+      kind: 's3',
+      bucket: env.S3_BUCKET!,
+      endpoint: env.S3_ENDPOINT ? env.S3_ENDPOINT.replace(/\/+$/, '') : null,
+      region: env.S3_REGION,
+      credentials,
+      forcePathStyle: env.S3_FORCE_PATH_STYLE === 'true',
+      prefix: env.S3_PREFIX,
+    });
+  }
+  return null;
 }
 
 function parseTrustProxy(value: string | undefined): boolean | number | string {

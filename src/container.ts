@@ -25,6 +25,10 @@ import { PlanService } from './billing/plan-service.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
 import { IngestService } from './ingest/ingest-service.ts';
+import { OutboundClient } from './outbound/outbound-client.ts';
+import { outboundPolicy } from './outbound/outbound-policy.ts';
+import { createMediaStore } from './media/create-media-store.ts';
+import { MediaService } from './media/media-service.ts';
 import { BILLING_PATH, RESET_PASSWORD_PATH } from './web/paths.ts';
 
 
@@ -78,6 +82,10 @@ export interface Container {
   readonly stripeCheckoutOrigin: string;
   // Ingestion.
   readonly ingest: IngestService;
+  // Outbound requests and the photo archive.
+  /** The one guarded client for URLs customers and feeds give (src/outbound/). */
+  readonly outbound: OutboundClient;
+  readonly media: MediaService;
   /** Closes what the container opened (the rate limiter's Redis connection, the mailer); not the database. */
   close(): Promise<void>;
 }
@@ -85,12 +93,26 @@ export interface Container {
 export function createContainer(options: ContainerOptions): Container {
   const { config, db, log } = options;
   const overrides = options.overrides ?? {};
-  const repos = createRepositories(db);
+  // With the photo archive on, storing a lot queues its photos (in the same transaction).
+  const repos = createRepositories(db, { queueMediaImages: config.media.store !== null });
   const metrics = options.metrics ?? new Metrics({ defaultMetrics: false });
   const limiterSetup = options.rateLimiter
     ? // A limiter handed in belongs to whoever made it, who closes it.
       { limiter: options.rateLimiter, close: async () => {} }
     : createRateLimiter(config, metrics, log.child({ component: 'rate-limiter' }));
+
+  const outbound = new OutboundClient(outboundPolicy({ allowPrivate: config.outbound.allowPrivate, isProduction: config.isProduction }));
+  const media = new MediaService({
+    repo: repos.media,
+    store: config.media.store ? createMediaStore(config.media.store) : null,
+    client: outbound,
+    metrics,
+    log,
+    publicBaseUrl: config.publicBaseUrl,
+    concurrency: config.media.concurrency,
+    hostConcurrency: config.media.hostConcurrency,
+    maxBytes: config.media.maxBytes,
+  });
 
   const search = new SearchService({
     metrics,
@@ -99,6 +121,7 @@ export function createContainer(options: ContainerOptions): Container {
     publicBaseUrl: config.publicBaseUrl,
     ...(options.now ? { now: options.now } : {}),
     onBackgroundError: (error) => log.warn({ err: error }, 'background write failed'),
+    resolveImages: (lots) => media.resolveLots(lots),
   });
   const guards = createGuards(limiterSetup.limiter);
 
@@ -135,9 +158,13 @@ export function createContainer(options: ContainerOptions): Container {
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
     ingest: new IngestService(repos.lots, config.dataDir),
+    outbound,
+    media,
     close: async () => {
       await mailer.close();
       await limiterSetup.close();
+      await media.close();
+      await outbound.close();
     },
   });
 }

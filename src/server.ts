@@ -34,11 +34,18 @@ export async function startServer(config: Config): Promise<void> {
   // Listen first: a start that fails (port taken) must exit non-zero and print no demo token.
   await app.listen({ port: config.port, host: config.host });
   if (!config.isProduction) await ensureDemoData({ config, services, log: app.log });
+  // With the photo archive on, this instance copies queued photos in the background (docs/media.md).
+  const archiver = services.media.createArchiver();
+  if (archiver) {
+    archiver.start();
+    app.log.info({ store: services.media.storeKind }, 'photo archive on: archiving queued photos');
+  }
 
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(sweeper);
+    await archiver?.stop();
     await app.close();
     await services.close();
     await db.close();

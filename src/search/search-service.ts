@@ -1,6 +1,7 @@
 import { billingPeriodAt } from '../limits/billing-period.ts';
 import type { LimitsSnapshot } from '../limits/limit-headers.ts';
 import type { RateLimiter } from '../limits/rate/rate-limiter.ts';
+import type { Lot } from '../domain/lot.ts';
 import type { ActivePrincipal } from '../domain/principal.ts';
 import type { Report } from '../domain/report.ts';
 import { checkVin } from '../domain/vin.ts';
@@ -30,6 +31,11 @@ export interface SearchServiceOptions {
   now?: () => Date;
   /** Called when a background write (last-used time) fails; it must not fail the search. */
   onBackgroundError?: (error: unknown) => void;
+  /**
+   * The photo archive's step: each lot's image URLs, in order, with archived ones replaced by
+   * their copies' URLs (media/media-service.ts). Without it the lots keep their stored URLs.
+   */
+  resolveImages?: (lots: Lot[]) => Promise<Lot[]>;
 }
 
 /**
@@ -73,7 +79,8 @@ export class SearchService {
       return { kind: 'rate_limited', limits: limitsAt(await repos.usageCounters.usedInPeriod(principal.accountId, periodStart)) };
     }
 
-    const lots = await repos.lots.findByVin(vin);
+    const stored = await repos.lots.findByVin(vin);
+    const lots = this.options.resolveImages && stored.length > 0 ? await this.options.resolveImages(stored) : stored;
     const result = await repos.searchCommit.commit({
       accountId: principal.accountId,
       tokenId: principal.tokenId,

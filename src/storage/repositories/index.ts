@@ -5,6 +5,7 @@ import { AuthAttemptsRepository } from './auth-attempts-repository.ts';
 import { BillingRepository } from './billing-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
+import { MediaRepository } from './media-repository.ts';
 import { OperatorTokensRepository } from './operator-tokens-repository.ts';
 import { PasswordResetsRepository } from './password-resets-repository.ts';
 import { PlansRepository } from './plans-repository.ts';
@@ -40,9 +41,16 @@ export interface Repositories {
   billing: BillingRepository;
   // Tokens of the admin API (0004).
   operatorTokens: OperatorTokensRepository;
+  // The photo archive's queue and contents (0008).
+  media: MediaRepository;
 }
 
-export function createRepositories(db: Db): Repositories {
+export interface RepositoryOptions {
+  /** The photo archive is on: storing a lot queues its image URLs (lots-repository.ts). */
+  queueMediaImages?: boolean;
+}
+
+export function createRepositories(db: Db, options: RepositoryOptions = {}): Repositories {
   const ledger = {
     reports: new ReportsRepository(db),
     searches: new SearchesRepository(db),
@@ -54,7 +62,7 @@ export function createRepositories(db: Db): Repositories {
     accounts: new AccountsRepository(db),
     subscriptions: new SubscriptionsRepository(db),
     tokens: new TokensRepository(db),
-    lots: new LotsRepository(db),
+    lots: new LotsRepository(db, { queueImages: options.queueMediaImages === true }),
     ...ledger,
     searchCommit: new SearchCommit(db, ledger),
     settings: new SettingsRepository(db),
@@ -65,5 +73,6 @@ export function createRepositories(db: Db): Repositories {
     invoices: new InvoicesRepository(db),
     billing: new BillingRepository(db),
     operatorTokens: new OperatorTokensRepository(db),
+    media: new MediaRepository(db),
   };
 }

@@ -6,6 +6,7 @@ import { lotFromRow, type LotUpsertStatus } from './lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from '../dialects/sqlite/lots-upsert.ts';
 import { upsertLotsPostgres } from '../dialects/postgres/lots-upsert.ts';
+import { queueLotImages } from './media-repository.ts';
 
 export interface UpsertSummary {
   inserted: number;
@@ -27,7 +28,14 @@ export class LotsRepository {
   /** Built once: every search runs it. */
   private readonly byVin;
 
-  constructor(private readonly db: Db) {
+  /**
+   * `queueImages`: with the photo archive on, the image URLs of every lot an upsert inserts or
+   * changes are queued for archiving in the same transaction (media-repository.ts).
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly options: { queueImages?: boolean } = {},
+  ) {
     const k = db.kysely;
     this.byVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => k.selectFrom('lots').selectAll().where('vin', '=', p.vin));
   }
@@ -68,6 +76,10 @@ export class LotsRepository {
     const write = async (kysely: Kysely<Database>) => {
       const statuses = this.db.dialect === 'sqlite' ? await upsertLotsSqlite(kysely, lots, at) : await upsertLotsPostgres(kysely, lots, at);
       await fillDerived(kysely, lots, statuses, at);
+      if (this.options.queueImages) {
+        // An unchanged lot has the images it had, queued when they came.
+        await queueLotImages(kysely, this.db.dialect, lots.filter((lot, i) => statuses[i] !== 'unchanged' && lot.images.length > 0), at);
+      }
       for (const status of statuses) summary[status]++;
     };
     if (this.db.kysely.isTransaction) await write(this.db.kysely);

@@ -10,7 +10,9 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const report = await app.services.reports.find(request.params.id);
       if (!report) return app.renderNotFoundPage(request, reply);
-      const view = presentReport(report);
+      // Photos archived since the snapshot was taken show from the archive (thumbnails opening the full image).
+      const links = await app.services.media.photoLinks(report.lots.flatMap((lot) => lot.images));
+      const view = presentReport(report, (url) => links.get(url) ?? { src: url, href: url });
       reply.header('x-robots-tag', 'noindex, nofollow').header('cache-control', 'private, max-age=300');
       return reply.view('report', { title: reportTitle(view), report: view });
     },

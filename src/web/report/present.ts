@@ -26,9 +26,17 @@ export interface FieldGroup {
 }
 
 export interface Photo {
+  /** What the page shows: the archive's thumbnail when there is one. */
   src: string;
+  /** What the photo opens: the full image (the archived copy when there is one). */
+  href: string;
   alt: string;
 }
+
+/** An image URL of a snapshot to what the page shows and opens (the photo archive's resolver). */
+export type PhotoResolver = (url: string) => { src: string; href: string };
+
+const AS_IS: PhotoResolver = (url) => ({ src: url, href: url });
 
 export interface LotView {
   /** Fragment id, so that one lot of a report can be linked to. */
@@ -96,7 +104,7 @@ export function isWebUrl(value: string): boolean {
   }
 }
 
-function presentLot(lot: Lot, pageName: string | null): LotView {
+function presentLot(lot: Lot, pageName: string | null, photo: PhotoResolver): LotView {
   const auction = formatAuction(lot.auction);
   const lotId = String(lot.lot_id);
   const saleText = formatDate(lot.sale_date);
@@ -145,8 +153,8 @@ function presentLot(lot: Lot, pageName: string | null): LotView {
     saleDate: saleText === null ? null : { text: saleText, datetime: isoInstant(lot.sale_date) },
     figures,
     details,
-    photos: sources.map((src, index) => ({
-      src,
+    photos: sources.map((url, index) => ({
+      ...photo(url),
       alt: `Photo ${index + 1} of ${sources.length}, ${auction} lot ${lotId}`,
     })),
   };
@@ -156,7 +164,7 @@ function presentLot(lot: Lot, pageName: string | null): LotView {
  * The view model of a report page: everything formatted, unknown values null and empty groups
  * dropped, so that the template only lays it out.
  */
-export function presentReport(report: StoredReport): ReportView {
+export function presentReport(report: StoredReport, photo: PhotoResolver = AS_IS): ReportView {
   const { lots } = report;
   const year = newest(lots, 'year');
   const brand = cleanText(newest(lots, 'brand'));
@@ -175,7 +183,7 @@ export function presentReport(report: StoredReport): ReportView {
     ]),
     madeAt: { text: formatDateTime(report.createdAt), datetime: isoInstant(report.createdAt) },
     lotCount: lots.length === 1 ? '1 auction lot' : `${formatInteger(lots.length)} auction lots`,
-    lots: lots.map((lot) => presentLot(lot, name)),
+    lots: lots.map((lot) => presentLot(lot, name, photo)),
   };
 }
 
