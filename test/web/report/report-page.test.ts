@@ -271,9 +271,17 @@ describe('report view model', () => {
       report([makeLot({ vin, lot_id: 26519090, images: ['https://a.test/1.jpg', 'javascript:alert(1)', '/relative.jpg', 'http://b.test/2.jpg'] })]),
     ).lots;
     expect(lot!.photos).toEqual([
-      { src: 'https://a.test/1.jpg', alt: 'Photo 1 of 2, Copart lot 26519090' },
-      { src: 'http://b.test/2.jpg', alt: 'Photo 2 of 2, Copart lot 26519090' },
+      { src: 'https://a.test/1.jpg', href: 'https://a.test/1.jpg', alt: 'Photo 1 of 2, Copart lot 26519090' },
+      { src: 'http://b.test/2.jpg', href: 'http://b.test/2.jpg', alt: 'Photo 2 of 2, Copart lot 26519090' },
     ]);
+  });
+
+  it('shows what the photo resolver gives: a thumbnail that opens the full image', () => {
+    const [lot] = presentReport(report([makeLot({ vin, lot_id: 26519090, images: ['https://a.test/1.jpg'] })]), (url) => ({
+      src: `${url}?thumb`,
+      href: `${url}?full`,
+    })).lots;
+    expect(lot!.photos).toEqual([{ src: 'https://a.test/1.jpg?thumb', href: 'https://a.test/1.jpg?full', alt: 'Photo 1 of 1, Copart lot 26519090' }]);
   });
 
   it('names the vehicle on a lot only when it differs from the page heading', () => {
