@@ -9,7 +9,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
+import { createContainer } from '../src/container.ts';
+import { summariseLatencies, type LatencySummary } from './support/latencies.ts';
 import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
 import { createRepositories } from '../src/storage/repositories/index.ts';
 import { makeImage, startImageServer, type ImageServer } from '../test/support/image-server.ts';
@@ -98,6 +101,7 @@ async function main(): Promise<void> {
   log(`loading ${settings.lots} synthetic lots`);
   const { vins } = await loadSyntheticLots(plain, { count: settings.lots, seed: 1 });
   const { token } = await createUnboundedCustomer(plain);
+  const resolution = await measureResolution(config, db, vins);
   await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db.kysely);
 
   const childEnv = { ...process.env, ...env };
@@ -161,11 +165,51 @@ async function main(): Promise<void> {
     `| search p50 / p99 idle, ${settings.rate}/s | ${ms(idle.latency.p50)} / ${ms(idle.latency.p99)} ms |`,
     `| search p50 / p99 while archiving, ${settings.rate}/s (worst 2 s slice) | ${ms(busyP50)} / ${ms(busyP99)} ms |`,
     `| p99 while archiving / idle | ${(busyP99 / idle.latency.p99).toFixed(2)} |`,
+    `| a search's lots read (findByVin), in process, p50 / p99 | ${ms(resolution.read.p50 * 1000)} / ${ms(resolution.read.p99 * 1000)} µs |`,
+    `| the resolution step (resolveLots) on those lots, every photo archived, p50 / p99 | ${ms(resolution.resolve.p50 * 1000)} / ${ms(resolution.resolve.p99 * 1000)} µs (${resolution.images.toFixed(1)} photos a search on average) |`,
   ].join('\n');
   process.stdout.write(`\n${markdown}\n`);
   if (values.write) {
     await replaceDocSection(DOC_FILE, 'media', '## Latest figures: photo archive (`npm run bench:media`)', markdown);
     log(`wrote the figures into ${path.relative(process.cwd(), DOC_FILE)}`);
+  }
+}
+
+/**
+ * The cost the archive adds to every search: the resolution step on a search's lots, with every
+ * synthetic photo archived (its worst case: every URL replaced), beside reading the lots.
+ */
+async function measureResolution(config: ReturnType<typeof loadConfig>, db: Awaited<ReturnType<typeof openDatabase>>, vins: string[]) {
+  const services = createContainer({ config, db, log: pino({ level: 'silent' }) });
+  try {
+    log('queueing the synthetic lots\' photos and marking them archived, to time the resolution step');
+    await services.media.backfill({ pageSize: 2000 });
+    await sql`update media_images set state = 'archived', hash = printf('%064x', id), ext = 'jpg'`.execute(db.kysely);
+    const repos = createRepositories(db);
+    const read: number[] = [];
+    const resolve: number[] = [];
+    let images = 0;
+    for (let i = 0; i < 6000; i++) {
+      const vin = vins[Math.floor(Math.random() * vins.length)]!;
+      const t0 = performance.now();
+      const lots = await repos.lots.findByVin(vin);
+      const t1 = performance.now();
+      const resolved = await services.media.resolveLots(lots);
+      const t2 = performance.now();
+      if (i < 1000) continue; // warm-up
+      read.push(t1 - t0);
+      resolve.push(t2 - t1);
+      images += resolved.reduce((sum, lot) => sum + lot.images.length, 0);
+    }
+    // The server's searches start from an empty queue: the photos it archives are the benchmark's.
+    await sql`delete from media_images`.execute(db.kysely);
+    return { read: summariseLatencies(read), resolve: summariseLatencies(resolve), images: images / read.length } satisfies {
+      read: LatencySummary;
+      resolve: LatencySummary;
+      images: number;
+    };
+  } finally {
+    await services.close();
   }
 }
 

@@ -50,17 +50,37 @@ export async function checkImage(bytes: Buffer): Promise<ImageCheck> {
 export type Renditions = Record<RenditionName, Buffer>;
 
 /**
- * The thumbnail and the display size, as WebP, turned upright by the photo's EXIF orientation and
- * never enlarged. An animated GIF gives its first frame. A truncated body that sharp can still
- * decode fails here rather than archiving a broken photo.
+ * Image work is CPU work that shares the machine with the searches: one photo at a time per
+ * process, each on one libvips thread, so that archiving takes at most about one core however many
+ * photos are being fetched (MEDIA_CONCURRENCY bounds the fetches, which mostly wait).
  */
-export async function makeRenditions(bytes: Buffer): Promise<Renditions> {
-  const make = (name: RenditionName, quality: number) =>
-    sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
+sharp.concurrency(1);
+let queue: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const run = queue.then(work, work);
+  queue = run.catch(() => {});
+  return run;
+}
+
+/**
+ * The thumbnail and the display size, as WebP, turned upright by the photo's EXIF orientation and
+ * never enlarged. The original is decoded once, at the display size (libvips shrinks a JPEG while
+ * decoding it), and the thumbnail is made from those pixels. An animated GIF gives its first frame.
+ * A truncated body that sharp can still partly decode fails here rather than archiving a broken photo.
+ */
+export function makeRenditions(bytes: Buffer): Promise<Renditions> {
+  return oneAtATime(async () => {
+    const { data, info } = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
       .rotate()
-      .resize({ ...RENDITIONS[name], fit: 'inside', withoutEnlargement: true })
-      .webp({ quality })
+      .resize({ ...RENDITIONS.display, fit: 'inside', withoutEnlargement: true })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
+    const display = await sharp(data, raw).webp({ quality: 80 }).toBuffer();
+    const thumb = await sharp(data, raw)
+      .resize({ ...RENDITIONS.thumb, fit: 'inside', withoutEnlargement: true })
+      .webp({ quality: 70 })
       .toBuffer();
-  const [thumb, display] = await Promise.all([make('thumb', 70), make('display', 80)]);
-  return { thumb, display };
+    return { thumb, display };
+  });
 }
