@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
+import type { Lot } from './domain/lot.ts';
 import type { Db } from './storage/database.ts';
 import { createRepositories } from './storage/repositories/index.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -121,7 +122,8 @@ export function createContainer(options: ContainerOptions): Container {
     publicBaseUrl: config.publicBaseUrl,
     ...(options.now ? { now: options.now } : {}),
     onBackgroundError: (error) => log.warn({ err: error }, 'background write failed'),
-    resolveImages: (lots) => media.resolveLots(lots),
+    // With the archive off a search takes no step for it at all.
+    ...(media.enabled ? { resolveImages: (lots: Lot[]) => media.resolveLots(lots) } : {}),
   });
   const guards = createGuards(limiterSetup.limiter);
 

@@ -67,6 +67,7 @@ function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
  * never enlarged. The original is decoded once, at the display size (libvips shrinks a JPEG while
  * decoding it), and the thumbnail is made from those pixels. An animated GIF gives its first frame.
  * A truncated body that sharp can still partly decode fails here rather than archiving a broken photo.
+ * WebP at effort 2 takes half the CPU of the default (4) for a few percent more bytes.
  */
 export function makeRenditions(bytes: Buffer): Promise<Renditions> {
   return oneAtATime(async () => {
@@ -76,10 +77,10 @@ export function makeRenditions(bytes: Buffer): Promise<Renditions> {
       .raw()
       .toBuffer({ resolveWithObject: true });
     const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
-    const display = await sharp(data, raw).webp({ quality: 80 }).toBuffer();
+    const display = await sharp(data, raw).webp({ quality: 80, effort: 2 }).toBuffer();
     const thumb = await sharp(data, raw)
       .resize({ ...RENDITIONS.thumb, fit: 'inside', withoutEnlargement: true })
-      .webp({ quality: 70 })
+      .webp({ quality: 70, effort: 2 })
       .toBuffer();
     return { thumb, display };
   });
