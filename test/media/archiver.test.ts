@@ -104,6 +104,13 @@ describe.each(DIALECTS)('photo archive on %s', (dialect) => {
     expect(status.bytes).toBeGreaterThan(jpeg.length + png.length + webp.length);
     expect(status.hosts).toEqual([expect.objectContaining({ host: '127.0.0.1', archived: 3, retrying: 1 })]);
     expect(status.recentErrors).toEqual([{ url: images[3], error: 'HTTP 404', attempts: 1 }]);
+
+    const metrics = await app.services.metrics.registry.metrics();
+    expect(metrics).toContain('vinhistory_media_fetches_total{outcome="archived"} 3');
+    expect(metrics).toContain('vinhistory_media_fetches_total{outcome="failed"} 1');
+    expect(metrics).toContain('vinhistory_media_failures_total{reason="http"} 1');
+    expect(metrics).toContain('vinhistory_media_served_total{status="200"} 3');
+    expect(metrics).toContain('vinhistory_media_in_flight 0');
   });
 
   it('stores one content once, whichever URLs show it', async () => {
