@@ -109,7 +109,7 @@ describe.each(DIALECTS)('photo archive on %s', (dialect) => {
     expect(metrics).toContain('vinhistory_media_fetches_total{outcome="archived"} 3');
     expect(metrics).toContain('vinhistory_media_fetches_total{outcome="failed"} 1');
     expect(metrics).toContain('vinhistory_media_failures_total{reason="http"} 1');
-    expect(metrics).toContain('vinhistory_media_served_total{status="200"} 3');
+    expect(metrics).toContain('vinhistory_media_served_total{status="200"} 5');
     expect(metrics).toContain('vinhistory_media_in_flight 0');
   });
 
