@@ -115,7 +115,11 @@ async function main(): Promise<void> {
 
   log(`idle: ${settings.rate} searches/s for ${settings.duration} s`);
   await load(2);
+  const idleCpuStart = await server.cpuSeconds();
+  const idleStart = performance.now();
   const idle = checked(await load(settings.duration));
+  const idleCores = ((await server.cpuSeconds()) ?? 0) - (idleCpuStart ?? 0);
+  const idleCoresPerSecond = idleCores / ((performance.now() - idleStart) / 1000);
 
   // Queue the photos as an import would (10 a lot), and search while the server archives them.
   const queueing = createRepositories(db, { queueMediaImages: true });
@@ -127,6 +131,8 @@ async function main(): Promise<void> {
   }
   await queueing.lots.upsertBatch(photoLots);
   const queuedAt = performance.now();
+  const busyCpuStart = (await server.cpuSeconds()) ?? 0;
+  let busyCpuEnd = Number.NaN;
   log(`queued ${settings.photos} photos; searching at ${settings.rate}/s while the server archives them`);
   let archivedAt = Number.NaN;
   const watcher = (async () => {
@@ -134,6 +140,7 @@ async function main(): Promise<void> {
       const status = await plain.media.status();
       if (status.archived + status.failed + status.retrying >= settings.photos) {
         archivedAt = performance.now();
+        busyCpuEnd = (await server!.cpuSeconds()) ?? Number.NaN;
         return status;
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -144,6 +151,8 @@ async function main(): Promise<void> {
   while (Number.isNaN(archivedAt) || busyRuns.length === 0) busyRuns.push(checked(await load(2)));
   const status = await watcher;
   const archiveSeconds = (archivedAt - queuedAt) / 1000;
+  // The server's CPU while archiving, less what the searches took at the idle run's rate.
+  const cpuPerPhotoMs = ((busyCpuEnd - busyCpuStart - idleCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
   const busyLatencies = busyRuns.map((run) => run.latency);
   const busyP99 = Math.max(...busyLatencies.map((l) => l.p99));
   const busyP50 = busyLatencies.reduce((sum, l) => sum + l.p50, 0) / busyLatencies.length;
@@ -161,6 +170,7 @@ async function main(): Promise<void> {
     '|---|---|',
     `| photos archived (fetch, check, 2 renditions, store) | ${status.archived} of ${settings.photos} (${status.failed + status.retrying} failed), ${(photoBytes / settings.photos / 1024).toFixed(0)} KiB each on average |`,
     `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all) |`,
+    `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core |`,
     `| stored per photo (original + renditions) | ${(status.bytes / Math.max(1, status.objects) / 1024).toFixed(0)} KiB |`,
     `| search p50 / p99 idle, ${settings.rate}/s | ${ms(idle.latency.p50)} / ${ms(idle.latency.p99)} ms |`,
     `| search p50 / p99 while archiving, ${settings.rate}/s (worst 2 s slice) | ${ms(busyP50)} / ${ms(busyP99)} ms |`,
