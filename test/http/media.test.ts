@@ -98,7 +98,7 @@ describe('GET /media/<name>', () => {
       expect(answer.statusCode, name).toBe(404);
       expect(answer.headers['cache-control'], name).toBe('no-store');
     }
-    expect((await app.inject({ method: 'GET', url: `/media/${'a'.repeat(300)}.jpg` })).statusCode).toBe(400);
+    expect((await app.inject({ method: 'GET', url: `/media/${'a'.repeat(300)}.jpg` })).statusCode).toBe(414);
     const unknownEtag = await app.inject({ method: 'GET', url: `/media/${'0'.repeat(64)}.jpg`, headers: { 'if-none-match': `"${'0'.repeat(64)}"` } });
     expect(unknownEtag.statusCode).toBe(404);
   });
