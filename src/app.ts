@@ -11,6 +11,7 @@ import errorHandler from './http/plugins/error-handler.ts';
 import metricsPlugin from './http/plugins/metrics.ts';
 import healthRoutes from './http/health.ts';
 import lotRoutes from './http/api/v1/lots.ts';
+import mediaRoutes from './http/media.ts';
 import searchRoutes from './http/api/v1/search.ts';
 import usageRoutes from './http/api/v1/usage.ts';
 import watchesRoutes from './http/api/v1/watches.ts';
@@ -116,6 +117,7 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(watchesRoutes);
   await app.register(webhookRoutes);
   await app.register(reportRoutes);
+  await app.register(mediaRoutes);
   await app.register(adminLotsRoutes);
 
   return app;

@@ -55,6 +55,25 @@ const EnvSchema = Type.Object({
   WEBHOOK_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
   /** Whether `vinhistory serve` runs the webhook delivery worker (false: run `vinhistory deliver` apart). */
   WEBHOOK_WORKER: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
+  /** The photo archive: off (the default), a directory, or an S3-compatible bucket (docs/media.md). */
+  MEDIA_ARCHIVE: Type.Union([Type.Literal('off'), Type.Literal('directory'), Type.Literal('s3')], { default: 'off' }),
+  /** The directory store's root; DATA_DIR/media when unset. */
+  MEDIA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  /** Photos fetched at once, overall and from one host. */
+  MEDIA_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,2}$', default: '8' }),
+  MEDIA_HOST_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,2}$', default: '2' }),
+  /** The largest photo fetched, in bytes: a larger answer fails as too large. */
+  MEDIA_MAX_BYTES: Type.String({ pattern: '^[1-9][0-9]{3,9}$', default: '15728640' }),
+  S3_BUCKET: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' })),
+  /** An S3-compatible service other than AWS (MinIO, R2, B2): its base URL. */
+  S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+/?$' })),
+  S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
+  S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** Bucket in the path (https://host/bucket/key), as MinIO and most stand-ins need. */
+  S3_FORCE_PATH_STYLE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  /** Keys under this prefix in the bucket, e.g. `media/`. */
+  S3_PREFIX: Type.String({ pattern: '^([A-Za-z0-9._-]+/)*$', default: '' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -66,6 +85,27 @@ type Env = Static<typeof EnvSchema>;
 export type DatabaseConfig =
   | { readonly kind: 'sqlite'; readonly file: string }
   | { readonly kind: 'postgres'; readonly url: string };
+
+/** Where archived photos are kept (docs/media.md); null in Config.media.store when the archive is off. */
+export type MediaStoreConfig =
+  | { readonly kind: 'directory'; readonly dir: string }
+  | {
+      readonly kind: 's3';
+      readonly bucket: string;
+      readonly endpoint: string | null;
+      readonly region: string;
+      /** Null: the SDK's own chain (environment, instance role). Never logged. */
+      readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | null;
+      readonly forcePathStyle: boolean;
+      readonly prefix: string;
+    };
+
+export interface MediaConfig {
+  readonly store: MediaStoreConfig | null;
+  readonly concurrency: number;
+  readonly hostConcurrency: number;
+  readonly maxBytes: number;
+}
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
@@ -93,6 +133,8 @@ export interface Config {
   readonly pdf: { readonly browserPath: string; readonly maxConcurrent: number; readonly photoBudgetMs: number };
   /** Webhooks: the key that seals endpoint secrets (null: the one kept in the database), and whether serve delivers. */
   readonly webhooks: { readonly secretKey: string | null; readonly workerInServe: boolean };
+  /** The photo archive: `store` is null when it is off. */
+  readonly media: MediaConfig;
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
 }
 
@@ -121,6 +163,14 @@ const HINTS: Record<string, string> = {
   PDF_PHOTO_BUDGET_MS: 'a whole number of milliseconds, e.g. 3000',
   WEBHOOK_SECRET_KEY: 'at least 32 characters (e.g. openssl rand -base64 32)',
   WEBHOOK_WORKER: 'true or false',
+  MEDIA_ARCHIVE: 'one of off, directory, s3',
+  MEDIA_CONCURRENCY: 'a whole number from 1 to 999',
+  MEDIA_HOST_CONCURRENCY: 'a whole number from 1 to 999',
+  MEDIA_MAX_BYTES: 'a whole number of bytes from 1000 to 9999999999',
+  S3_BUCKET: 'an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)',
+  S3_ENDPOINT: 'the base URL of an S3-compatible service, such as https://s3.example.com',
+  S3_FORCE_PATH_STYLE: 'true or false',
+  S3_PREFIX: 'empty, or folder names each ending in /, such as media/',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'one of development, production, test',
 };
@@ -149,6 +199,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length === 0 && env.STRIPE_SECRET_KEY && !env.STRIPE_WEBHOOK_SECRET) {
     problems.push('STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY: without it no payment can be confirmed');
+  }
+  if (problems.length === 0 && env.MEDIA_ARCHIVE === 's3' && !env.S3_BUCKET) {
+    problems.push('S3_BUCKET must be set with MEDIA_ARCHIVE=s3');
+  }
+  if (problems.length === 0 && Boolean(env.S3_ACCESS_KEY_ID) !== Boolean(env.S3_SECRET_ACCESS_KEY)) {
+    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are set together or not at all');
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -181,10 +237,43 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       photoBudgetMs: Number(env.PDF_PHOTO_BUDGET_MS),
     }),
     webhooks: Object.freeze({ secretKey: env.WEBHOOK_SECRET_KEY ?? null, workerInServe: env.WEBHOOK_WORKER === 'true' }),
+    media: Object.freeze({
+      store: mediaStoreConfig(env, dataDir),
+      concurrency: Number(env.MEDIA_CONCURRENCY),
+      hostConcurrency: Number(env.MEDIA_HOST_CONCURRENCY),
+      maxBytes: Number(env.MEDIA_MAX_BYTES),
+    }),
     stripe: env.STRIPE_SECRET_KEY
       ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,
   });
+}
+
+function mediaStoreConfig(env: Env, dataDir: string): MediaStoreConfig | null {
+  if (env.MEDIA_ARCHIVE === 'directory') {
+    return Object.freeze({ kind: 'directory', dir: env.MEDIA_DIR ? path.resolve(env.MEDIA_DIR) : path.join(dataDir, 'media') });
+  }
+  if (env.MEDIA_ARCHIVE === 's3') {
+    const credentials =
+      env.S3_ACCESS_KEY_ID && env.S3_SECRET_ACCESS_KEY
+        ? Object.freeze({
+            accessKeyId: env.S3_ACCESS_KEY_ID,
+            secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+            // A config or store logged whole (an error's context, a debug line) must not carry the key.
+            toJSON: () => ({ accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: '[REDACTED]' }),
+          })
+        : null;
+    return Object.freeze({
+      kind: 's3',
+      bucket: env.S3_BUCKET!,
+      endpoint: env.S3_ENDPOINT ? env.S3_ENDPOINT.replace(/\/+$/, '') : null,
+      region: env.S3_REGION,
+      credentials,
+      forcePathStyle: env.S3_FORCE_PATH_STYLE === 'true',
+      prefix: env.S3_PREFIX,
+    });
+  }
+  return null;
 }
 
 function parseTrustProxy(value: string | undefined): boolean | number | string {

@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
+import type { Lot } from './domain/lot.ts';
 import type { Db } from './storage/database.ts';
 import { createRepositories } from './storage/repositories/index.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -36,6 +37,8 @@ import { DeliveryWorker } from './webhooks/delivery-worker.ts';
 import { SecretKeeper } from './webhooks/secret-keeper.ts';
 import { WebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhookService } from './webhooks/webhook-service.ts';
+import { createMediaStore } from './media/create-media-store.ts';
+import { MediaService } from './media/media-service.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -104,6 +107,8 @@ export interface Container {
   readonly webhooks: WebhookService;
   /** Sends due webhook events; started by `serve` (unless WEBHOOK_WORKER=false) and `deliver`. */
   readonly deliveryWorker: DeliveryWorker;
+  /** The photo archive: its store, the serving side and the archiver (off: no store). */
+  readonly media: MediaService;
   /** Closes what the container opened (the rate limiter's Redis connection, the mailer); not the database. */
   close(): Promise<void>;
 }
@@ -111,12 +116,28 @@ export interface Container {
 export function createContainer(options: ContainerOptions): Container {
   const { config, db, log } = options;
   const overrides = options.overrides ?? {};
-  const repos = createRepositories(db);
+  // With the photo archive on, storing a lot queues its photos (in the same transaction).
+  const repos = createRepositories(db, { queueMediaImages: config.media.store !== null });
   const metrics = options.metrics ?? new Metrics({ defaultMetrics: false });
   const limiterSetup = options.rateLimiter
     ? // A limiter handed in belongs to whoever made it, who closes it.
       { limiter: options.rateLimiter, close: async () => {} }
     : createRateLimiter(config, metrics, log.child({ component: 'rate-limiter' }));
+
+  // The one client for URLs customers and feeds give (webhook endpoints, photos); the address is checked at connect time.
+  const policy = outboundPolicy({ allowPrivate: config.outbound.allowPrivate, isProduction: config.isProduction });
+  const outbound = new OutboundClient(policy);
+  const media = new MediaService({
+    repo: repos.media,
+    store: config.media.store ? createMediaStore(config.media.store) : null,
+    client: outbound,
+    metrics,
+    log,
+    publicBaseUrl: config.publicBaseUrl,
+    concurrency: config.media.concurrency,
+    hostConcurrency: config.media.hostConcurrency,
+    maxBytes: config.media.maxBytes,
+  });
 
   const search = new SearchService({
     metrics,
@@ -125,6 +146,8 @@ export function createContainer(options: ContainerOptions): Container {
     publicBaseUrl: config.publicBaseUrl,
     ...(options.now ? { now: options.now } : {}),
     onBackgroundError: (error) => log.warn({ err: error }, 'background write failed'),
+    // With the archive off a search takes no step for it at all.
+    ...(media.enabled ? { resolveImages: (lots: Lot[]) => media.resolveLots(lots) } : {}),
   });
   const guards = createGuards(limiterSetup.limiter);
 
@@ -142,9 +165,6 @@ export function createContainer(options: ContainerOptions): Container {
   });
 
   const now = options.now ?? (() => new Date());
-  // The one client for URLs customers and feeds give (webhook endpoints, photos); the address is checked at connect time.
-  const policy = outboundPolicy({ allowPrivate: config.outbound.allowPrivate, isProduction: config.isProduction });
-  const outbound = new OutboundClient(policy);
   const pdfRenderer = new PdfRenderer({ browserPath: config.pdf.browserPath, maxConcurrent: config.pdf.maxConcurrent, log: log.child({ component: 'pdf' }) });
   const secrets = new SecretKeeper(config.webhooks.secretKey, repos.settings);
   const deliveryWorker = new DeliveryWorker({
@@ -192,8 +212,10 @@ export function createContainer(options: ContainerOptions): Container {
     watches: new WatchService({ repos, now }),
     webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
     deliveryWorker,
+    media,
     close: async () => {
       await deliveryWorker.stop();
+      await media.close();
       await pdfRenderer.close();
       await outbound.close();
       await mailer.close();

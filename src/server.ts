@@ -39,14 +39,20 @@ export async function startServer(config: Config): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   if (!config.isProduction) await ensureDemoData({ config, services, log: app.log });
   if (config.webhooks.workerInServe) services.deliveryWorker.start();
+  // With the photo archive on, this instance copies queued photos in the background (docs/media.md).
+  const archiver = services.media.createArchiver();
+  if (archiver) {
+    archiver.start();
+    app.log.info({ store: services.media.storeKind }, 'photo archive on: archiving queued photos');
+  }
 
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(sweeper);
-    // The worker claims no more webhook events and lets the attempts in flight finish (10 s at
+    // The workers claim no more work and let what is in flight finish (a webhook attempt: 10 s at
     // most) and be recorded, while the server drains its requests.
-    await Promise.all([services.deliveryWorker.stop(), app.close()]);
+    await Promise.all([services.deliveryWorker.stop(), archiver?.stop(), app.close()]);
     await services.close();
     await db.close();
     app.log.info('shut down cleanly');

@@ -135,4 +135,44 @@ describe('loadConfig', () => {
     }).toThrow(TypeError);
     expect(config.port).toBe(3000);
   });
+
+  test('photo archive: off by default; a directory under DATA_DIR or MEDIA_DIR; an S3 bucket with its settings', () => {
+    expect(loadConfig({}).media).toEqual({ store: null, concurrency: 8, hostConcurrency: 2, maxBytes: 15 * 1024 * 1024 });
+    expect(loadConfig({ MEDIA_ARCHIVE: 'directory', DATA_DIR: '/srv/vh' }).media.store).toEqual({ kind: 'directory', dir: '/srv/vh/media' });
+    expect(loadConfig({ MEDIA_ARCHIVE: 'directory', MEDIA_DIR: '/photos' }).media.store).toEqual({ kind: 'directory', dir: '/photos' });
+    const s3 = loadConfig({
+      MEDIA_ARCHIVE: 's3',
+      S3_BUCKET: 'vh-photos',
+      S3_ENDPOINT: 'https://s3.example.com/',
+      S3_REGION: 'eu-central-1',
+      S3_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      S3_SECRET_ACCESS_KEY: 'very-secret-key',
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_PREFIX: 'media/',
+      MEDIA_CONCURRENCY: '16',
+      MEDIA_HOST_CONCURRENCY: '4',
+    });
+    expect(s3.media).toMatchObject({
+      store: { kind: 's3', bucket: 'vh-photos', endpoint: 'https://s3.example.com', region: 'eu-central-1', forcePathStyle: true, prefix: 'media/' },
+      concurrency: 16,
+      hostConcurrency: 4,
+    });
+    // The secret key is there for the SDK, and never in a logged or serialised config.
+    expect(s3.media.store?.kind === 's3' && s3.media.store.credentials?.secretAccessKey).toBe('very-secret-key');
+    expect(JSON.stringify(s3)).not.toContain('very-secret-key');
+    expect(JSON.stringify(s3)).toContain('AKIAEXAMPLE');
+  });
+
+  test('photo archive: bad settings name their variable', () => {
+    expect(problemsOf({ MEDIA_ARCHIVE: 'yes' })[0]).toMatch(/^MEDIA_ARCHIVE="yes" is not valid: expected one of off, directory, s3/);
+    expect(problemsOf({ MEDIA_ARCHIVE: 's3' })).toEqual(['S3_BUCKET must be set with MEDIA_ARCHIVE=s3']);
+    expect(problemsOf({ MEDIA_ARCHIVE: 's3', S3_BUCKET: 'b-1', S3_ACCESS_KEY_ID: 'x' })).toEqual([
+      'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are set together or not at all',
+    ]);
+    expect(problemsOf({ S3_BUCKET: 'Not_A_Bucket' })[0]).toMatch(/^S3_BUCKET=/);
+    expect(problemsOf({ S3_ENDPOINT: 's3.example.com' })[0]).toMatch(/^S3_ENDPOINT=/);
+    expect(problemsOf({ MEDIA_CONCURRENCY: '0' })[0]).toMatch(/^MEDIA_CONCURRENCY=/);
+    expect(problemsOf({ MEDIA_MAX_BYTES: '12' })[0]).toMatch(/^MEDIA_MAX_BYTES=/);
+    expect(problemsOf({ S3_PREFIX: '/abs' })[0]).toMatch(/^S3_PREFIX=/);
+  });
 });

@@ -3,6 +3,7 @@ import { registerAccountsCommands } from './commands/accounts.ts';
 import { registerDeliverCommand } from './commands/deliver.ts';
 import { registerImportCommand } from './commands/import.ts';
 import { registerInvoicesCommands } from './commands/invoices.ts';
+import { registerMediaCommands } from './commands/media.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerOperatorTokensCommands } from './commands/operator-tokens.ts';
 import { registerPlansCommands } from './commands/plans.ts';
@@ -39,6 +40,7 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerOperatorTokensCommands(program);
   registerInvoicesCommands(program);
   registerDeliverCommand(program);
+  registerMediaCommands(program);
   return program;
 }
 

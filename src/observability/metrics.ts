@@ -118,6 +118,46 @@ export class Metrics {
     }
   }
 
+  readonly mediaFetches = new Counter({
+    name: 'vinhistory_media_fetches_total',
+    help: 'Photo archive attempts, by outcome (archived, deduplicated: the content was already stored, failed).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mediaFailures = new Counter({
+    name: 'vinhistory_media_failures_total',
+    help: 'Failed photo archive attempts, by reason (http, not_image, too_large, timeout, refused, network, store).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mediaBytesStored = new Counter({
+    name: 'vinhistory_media_stored_bytes_total',
+    help: 'Bytes written to the photo archive (originals and their renditions).',
+    registers: [this.registry],
+  });
+
+  readonly mediaInFlight = new Gauge({
+    name: 'vinhistory_media_in_flight',
+    help: 'Photos this instance is fetching and storing now.',
+    registers: [this.registry],
+  });
+
+  readonly mediaDuration = new Histogram({
+    name: 'vinhistory_media_archive_duration_seconds',
+    help: 'Time to archive one photo: fetch, check, renditions and store.',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly mediaServed = new Counter({
+    name: 'vinhistory_media_served_total',
+    help: 'Archived photos served, by status (200, 206, 304, 404, 416).',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'vinhistory_' });
     this.rateDegraded.set(0);

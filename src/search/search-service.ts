@@ -41,6 +41,11 @@ export interface SearchServiceOptions {
   now?: () => Date;
   /** Called when a background write (last-used time) fails; it must not fail the search. */
   onBackgroundError?: (error: unknown) => void;
+  /**
+   * The photo archive's step: each lot's image URLs, in order, with archived ones replaced by
+   * their copies' URLs (media/media-service.ts). Without it the lots keep their stored URLs.
+   */
+  resolveImages?: (lots: Lot[]) => Promise<Lot[]>;
 }
 
 /**
@@ -115,7 +120,12 @@ export class SearchService {
     else if (sandbox) vin = sandboxVinOfLot(subject.lot.auction, subject.lot.lotId);
     else vin = await repos.lots.vinOfLotId(subject.lot.auction, subject.lot.lotId);
     let lots: Lot[] = [];
-    if (vin !== null) lots = sandbox ? sandboxLots(vin) : await repos.lots.findByVin(vin);
+    if (vin !== null && sandbox) lots = sandboxLots(vin);
+    else if (vin !== null) {
+      const stored = await repos.lots.findByVin(vin);
+      // With the photo archive on, archived photos are listed by their copies (docs/media.md).
+      lots = this.options.resolveImages && stored.length > 0 ? await this.options.resolveImages(stored) : stored;
+    }
     const asked = lot === null ? (vin as string) : lotSubject(lot);
     const result = await repos.searchCommit.commit({
       accountId: principal.accountId,

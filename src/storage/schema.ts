@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
 /**
  * Table types for Kysely. Timestamps are ISO 8601 UTC strings with milliseconds
@@ -287,6 +287,35 @@ export interface WebhookAttemptsTable {
   response_excerpt: string | null;
 }
 
+/** The photo archive's queue and state, one row per image URL (0008). */
+export interface MediaImagesTable {
+  id: Generated<number>;
+  url: string;
+  host: string;
+  state: 'queued' | 'archived' | 'failed' | 'removed';
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  hash: string | null;
+  ext: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One archived content, by its sha256, however many URLs share it (0008). */
+export interface MediaObjectsTable {
+  hash: string;
+  ext: string;
+  content_type: string;
+  bytes: number;
+  rendition_bytes: number;
+  width: number;
+  height: number;
+  created_at: string;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -312,6 +341,8 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_outbox: WebhookOutboxTable;
   webhook_attempts: WebhookAttemptsTable;
+  media_images: MediaImagesTable;
+  media_objects: MediaObjectsTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

@@ -11,6 +11,7 @@ const INITIAL_TABLES = ['accounts', 'api_tokens', 'idempotency_keys', 'lots', 'p
 const TABLES = [
   ...INITIAL_TABLES,
   'account_passwords', 'auth_attempts', 'invoices', 'operator_tokens', 'password_resets', 'settings',
+  'media_images', 'media_objects',
   'stripe_customers', 'stripe_subscription_events', 'subscription_billing', 'web_sessions', 'webhook_events',
   'watches', 'webhook_attempts', 'webhook_endpoints', 'webhook_outbox',
 ].sort();

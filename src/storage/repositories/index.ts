@@ -5,6 +5,7 @@ import { AuthAttemptsRepository } from './auth-attempts-repository.ts';
 import { BillingRepository } from './billing-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
+import { MediaRepository } from './media-repository.ts';
 import { OperatorTokensRepository } from './operator-tokens-repository.ts';
 import { PasswordResetsRepository } from './password-resets-repository.ts';
 import { PlansRepository } from './plans-repository.ts';
@@ -47,9 +48,16 @@ export interface Repositories {
   watches: WatchesRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   webhookOutbox: WebhookOutboxRepository;
+  // The photo archive's queue and contents (0008).
+  media: MediaRepository;
 }
 
-export function createRepositories(db: Db): Repositories {
+export interface RepositoryOptions {
+  /** The photo archive is on: storing a lot queues its image URLs (lots-repository.ts). */
+  queueMediaImages?: boolean;
+}
+
+export function createRepositories(db: Db, options: RepositoryOptions = {}): Repositories {
   const ledger = {
     reports: new ReportsRepository(db),
     searches: new SearchesRepository(db),
@@ -61,7 +69,7 @@ export function createRepositories(db: Db): Repositories {
     accounts: new AccountsRepository(db),
     subscriptions: new SubscriptionsRepository(db),
     tokens: new TokensRepository(db),
-    lots: new LotsRepository(db),
+    lots: new LotsRepository(db, { queueImages: options.queueMediaImages === true }),
     ...ledger,
     searchCommit: new SearchCommit(db, ledger),
     settings: new SettingsRepository(db),
@@ -75,5 +83,6 @@ export function createRepositories(db: Db): Repositories {
     watches: new WatchesRepository(db),
     webhookEndpoints: new WebhookEndpointsRepository(db),
     webhookOutbox: new WebhookOutboxRepository(db),
+    media: new MediaRepository(db),
   };
 }

@@ -7,6 +7,7 @@ import { PreparedQuery } from '../prepared-query.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from '../dialects/sqlite/lots-upsert.ts';
 import { upsertLotsPostgres } from '../dialects/postgres/lots-upsert.ts';
 import { findBatchWatchers, recordLotEvents } from './lot-events.ts';
+import { queueLotImages } from './media-repository.ts';
 
 export interface UpsertSummary {
   inserted: number;
@@ -31,7 +32,14 @@ export class LotsRepository {
   private readonly byVin;
   private readonly vinOfLot;
 
-  constructor(private readonly db: Db) {
+  /**
+   * `queueImages`: with the photo archive on, the image URLs of every lot an upsert inserts or
+   * changes are queued for archiving in the same transaction (media-repository.ts).
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly options: { queueImages?: boolean } = {},
+  ) {
     const k = db.kysely;
     this.byVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => k.selectFrom('lots').selectAll().where('vin', '=', p.vin));
     this.vinOfLot = new PreparedQuery(k, ['auction', 'lotId'], (p: { auction: string; lotId: number }) =>
@@ -101,6 +109,10 @@ export class LotsRepository {
       const watchers = await findBatchWatchers(kysely, lots, at);
       const statuses = this.db.dialect === 'sqlite' ? await upsertLotsSqlite(kysely, lots, at) : await upsertLotsPostgres(kysely, lots, at);
       await fillDerived(kysely, lots, statuses, at);
+      if (this.options.queueImages) {
+        // An unchanged lot has the images it had, queued when they came.
+        await queueLotImages(kysely, this.db.dialect, lots.filter((lot, i) => statuses[i] !== 'unchanged' && lot.images.length > 0), at);
+      }
       for (const status of statuses) summary[status]++;
       if (watchers) summary.events = await recordLotEvents(kysely, watchers, at);
     };

@@ -104,7 +104,9 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   async function sendPage(request: FastifyRequest, query: Query, reply: FastifyReply, report: StoredReport) {
     const language = await languageOf(request, query, report);
     const brand = OUR_BRAND;
-    const view = presentReport(report, { language, brand });
+    // Photos archived since the snapshot was taken show from the archive (thumbnails opening the full image).
+    const links = await services.media.photoLinks(report.lots.flatMap((lot) => lot.images));
+    const view = presentReport(report, { language, brand, photoLinks: (url) => links.get(url) ?? { src: url, href: url } });
     const accent = accentCss(brand);
     if (accent) allowStyle(reply, accent);
     reply

@@ -108,7 +108,15 @@ export interface PresentOptions {
    */
   photoSource?: (url: string) => string | null;
   maxPhotosPerLot?: number;
+  /**
+   * The photo archive's resolver: what the page shows (the archived thumbnail) and opens (the
+   * archived full image) for an auction URL. Without it, the auction's URL for both.
+   */
+  photoLinks?: PhotoResolver;
 }
+
+/** An image URL of a snapshot to what the page shows and opens (the photo archive's resolver). */
+export type PhotoResolver = (url: string) => { src: string; href: string };
 
 /** The fixed words the template lays out. */
 const PAGE_TEXT = [
@@ -277,11 +285,14 @@ function presentLot(lot: Lot, pageName: string | null, t: Translator, flags: rea
     saleDate: sold === null ? null : { before: sold.before, text: saleText!, after: sold.after, datetime: isoInstant(lot.sale_date) },
     figures,
     details,
-    photos: shown.map((href, index) => ({
-      src: options.photoSource ? options.photoSource(href) : href,
-      href,
-      alt: t.t('photos.alt', { n: index + 1, total: sources.length, auction, lot: lotId }),
-    })),
+    photos: shown.map((url, index) => {
+      const link = options.photoLinks ? options.photoLinks(url) : { src: url, href: url };
+      return {
+        src: options.photoSource ? options.photoSource(url) : link.src,
+        href: link.href,
+        alt: t.t('photos.alt', { n: index + 1, total: sources.length, auction, lot: lotId }),
+      };
+    }),
     morePhotos: hidden > 0 ? t.t('photos.more', { count: hidden }) : null,
     flags: flags.flatMap((flag, index) => (flag.lots.some((ref) => sameLot(ref, lot)) ? [flagViews[index]!.title] : [])),
   };

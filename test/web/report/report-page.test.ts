@@ -280,6 +280,13 @@ describe('report view model', () => {
     ]);
   });
 
+  it('shows what the photo resolver gives: a thumbnail that opens the full image', () => {
+    const [lot] = presentReport(report([makeLot({ vin, lot_id: 26519090, images: ['https://a.test/1.jpg'] })]), {
+      photoLinks: (url) => ({ src: `${url}?thumb`, href: `${url}?full` }),
+    }).lots;
+    expect(lot!.photos).toEqual([{ src: 'https://a.test/1.jpg?thumb', href: 'https://a.test/1.jpg?full', alt: 'Photo 1 of 1, Copart lot 26519090' }]);
+  });
+
   it('names the vehicle on a lot only when it differs from the page heading', () => {
     const view = presentReport(
       report([

@@ -1,0 +1,252 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyBaseLogger } from 'fastify';
+import { mediaFileName, type MediaClaim, type MediaObject } from '../domain/media.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { OutboundError, type OutboundClient } from '../outbound/outbound-client.ts';
+import type { MediaRepository } from '../storage/repositories/media-repository.ts';
+import { checkImage, makeRenditions } from './image-check.ts';
+import type { MediaStore } from './media-store.ts';
+
+export interface RetryPolicy {
+  /** The pause after the first failure; each next one is four times longer, up to maxDelayMs. */
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** Failed attempts after which an image is 'failed' and tried again only after givenUpDelayMs. */
+  readonly maxAttempts: number;
+  readonly givenUpDelayMs: number;
+}
+
+const MINUTE = 60_000;
+export const DEFAULT_RETRY: RetryPolicy = { baseDelayMs: MINUTE, maxDelayMs: 24 * 60 * MINUTE, maxAttempts: 6, givenUpDelayMs: 7 * 24 * 60 * MINUTE };
+
+export interface ArchiverOptions {
+  repo: MediaRepository;
+  store: MediaStore;
+  client: OutboundClient;
+  metrics: Metrics;
+  log: FastifyBaseLogger;
+  /** Fetches at once, overall and from one host. */
+  concurrency: number;
+  hostConcurrency: number;
+  /** The largest photo fetched. */
+  maxBytes: number;
+  /** For one fetch, redirects included. */
+  fetchTimeoutMs?: number;
+  /** How long a claim is this archiver's; past it another may take the image (this one died). */
+  leaseMs?: number;
+  /** How long to wait before looking again when nothing is due. */
+  idleMs?: number;
+  retry?: RetryPolicy;
+  now?: () => Date;
+}
+
+export interface ArchiveTotals {
+  archived: number;
+  deduplicated: number;
+  failed: number;
+  bytes: number;
+}
+
+type Outcome = { kind: 'archived' | 'deduplicated'; bytes: number } | { kind: 'failed'; reason: string; message: string };
+
+/**
+ * Copies queued photos into the store. Work is claimed from the database (a lease per image), so
+ * several instances, or a server and a `vinhistory media archive`, share the queue without fetching
+ * one image twice at once. Claims are taken in queue order (a lot's photos in its order), at most
+ * `concurrency` photos at once and `hostConcurrency` from one host: claims skip the hosts that are
+ * busy, and an image claimed past its host's share is given back for a later claim.
+ */
+export class MediaArchiver {
+  /** Names this archiver's leases: a process may run more than one (tests, the CLI beside a server). */
+  readonly owner = `arch_${randomBytes(8).toString('hex')}`;
+  private readonly running = new Set<Promise<void>>();
+  private readonly perHost = new Map<string, number>();
+  private readonly retry: RetryPolicy;
+  private readonly now: () => Date;
+  private loop: Promise<void> | null = null;
+  private stopping = new AbortController();
+
+  constructor(private readonly options: ArchiverOptions) {
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Runs in the background until stop(): what `vinhistory serve` does with the archive on. */
+  start(): void {
+    if (this.loop) return;
+    this.stopping = new AbortController();
+    this.loop = this.work({ untilIdle: false, signal: this.stopping.signal }).then(
+      () => undefined,
+      (error) => this.options.log.error({ err: error }, 'photo archiver stopped'),
+    );
+  }
+
+  /**
+   * Stops claiming and waits for the photos in flight, up to `graceMs`: one still running after it
+   * is left to its lease, which runs out so that another archiver tries it again.
+   */
+  async stop(graceMs = 5_000): Promise<void> {
+    this.stopping.abort();
+    if (this.loop) await Promise.race([this.loop, sleep(graceMs, undefined, { ref: false })]);
+    this.loop = null;
+  }
+
+  /**
+   * Archives what is due now and returns when nothing is left (a backfill, a test): images whose
+   * retry lies in the future, or that another archiver holds, are left to later.
+   */
+  async drain(options: { signal?: AbortSignal; onArchived?: (totals: ArchiveTotals) => void } = {}): Promise<ArchiveTotals> {
+    return this.work({ untilIdle: true, signal: options.signal ?? new AbortController().signal, ...(options.onArchived ? { onArchived: options.onArchived } : {}) });
+  }
+
+  private async work(options: { untilIdle: boolean; signal: AbortSignal; onArchived?: (totals: ArchiveTotals) => void }): Promise<ArchiveTotals> {
+    const { concurrency, hostConcurrency, log } = this.options;
+    const idleMs = this.options.idleMs ?? 2_000;
+    const totals: ArchiveTotals = { archived: 0, deduplicated: 0, failed: 0, bytes: 0 };
+    const count = (outcome: Outcome) => {
+      if (outcome.kind === 'failed') totals.failed++;
+      else {
+        totals[outcome.kind]++;
+        totals.bytes += outcome.bytes;
+      }
+      options.onArchived?.(totals);
+    };
+    while (!options.signal.aborted) {
+      const free = concurrency - this.running.size;
+      let started = 0;
+      // Hosts skipped by this claim: they may have freed up while it ran, so a claim that skipped
+      // some and found nothing does not mean the queue is empty.
+      let busy: string[] = [];
+      if (free > 0) {
+        busy = [...this.perHost].filter(([, n]) => n >= hostConcurrency).map(([host]) => host);
+        let claims: MediaClaim[] = [];
+        try {
+          claims = await this.options.repo.claim(this.owner, free, this.options.leaseMs ?? 5 * MINUTE, { skipHosts: busy, now: this.now() });
+        } catch (error) {
+          log.warn({ err: error }, 'photo archive: claiming work failed; trying again shortly');
+        }
+        const giveBack: MediaClaim[] = [];
+        for (const claim of claims) {
+          if ((this.perHost.get(claim.host) ?? 0) >= hostConcurrency) {
+            giveBack.push(claim);
+            continue;
+          }
+          started++;
+          this.perHost.set(claim.host, (this.perHost.get(claim.host) ?? 0) + 1);
+          const task = this.archiveOne(claim)
+            .then(count)
+            .finally(() => {
+              this.running.delete(task);
+              const left = (this.perHost.get(claim.host) ?? 1) - 1;
+              if (left === 0) this.perHost.delete(claim.host);
+              else this.perHost.set(claim.host, left);
+            });
+          this.running.add(task);
+        }
+        if (giveBack.length > 0) await this.options.repo.release(giveBack, this.owner).catch((error) => log.warn({ err: error }, 'photo archive: giving back claims failed'));
+      }
+      if (this.running.size === 0 && started === 0) {
+        if (busy.length > 0) continue;
+        if (options.untilIdle) break;
+        await sleep(idleMs, undefined, { signal: options.signal, ref: false }).catch(() => {});
+        continue;
+      }
+      // Wait for a slot (or, with every slot busy on a few hosts, a moment) before claiming again.
+      if (this.running.size > 0) await Promise.race([...this.running, sleep(started === 0 ? idleMs : 0, undefined, { ref: false })]);
+    }
+    await Promise.allSettled([...this.running]);
+    return totals;
+  }
+
+  private async archiveOne(claim: MediaClaim): Promise<Outcome> {
+    const { metrics, log } = this.options;
+    const stopTimer = metrics.mediaDuration.startTimer();
+    metrics.mediaInFlight.inc();
+    try {
+      const outcome = await this.fetchAndStore(claim);
+      if (outcome.kind === 'failed') {
+        const attempts = claim.attempts + 1;
+        const givenUp = attempts >= this.retry.maxAttempts;
+        const delay = givenUp ? this.retry.givenUpDelayMs : Math.min(this.retry.baseDelayMs * 4 ** (attempts - 1), this.retry.maxDelayMs);
+        const now = this.now();
+        await this.options.repo.markFailed(
+          claim,
+          this.owner,
+          { error: outcome.message, attempts, givenUp, nextAttemptAt: new Date(now.getTime() + delay).toISOString() },
+          now,
+        );
+        metrics.mediaFailures.inc({ reason: outcome.reason });
+        log.debug({ url: claim.url, attempts, givenUp, error: outcome.message }, 'photo archive: attempt failed');
+      }
+      metrics.mediaFetches.inc({ outcome: outcome.kind });
+      return outcome;
+    } catch (error) {
+      // The database failed while recording: the lease runs out and another claim tries again.
+      log.warn({ err: error, url: claim.url }, 'photo archive: recording an attempt failed');
+      return { kind: 'failed', reason: 'store', message: (error as Error).message };
+    } finally {
+      metrics.mediaInFlight.dec();
+      stopTimer();
+    }
+  }
+
+  private async fetchAndStore(claim: MediaClaim): Promise<Outcome> {
+    const { client, store, repo, metrics } = this.options;
+    let body: Buffer;
+    try {
+      const answer = await client.request(claim.url, {
+        timeoutMs: this.options.fetchTimeoutMs ?? 20_000,
+        maxBytes: this.options.maxBytes,
+        maxRedirects: 3,
+        headers: { accept: 'image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8' },
+      });
+      if (answer.status !== 200) return { kind: 'failed', reason: 'http', message: `HTTP ${answer.status}` };
+      body = answer.body;
+    } catch (error) {
+      if (error instanceof OutboundError) {
+        return { kind: 'failed', reason: error.failure === 'too-many-redirects' ? 'http' : error.failure.replace('-', '_'), message: error.message };
+      }
+      throw error;
+    }
+    const check = await checkImage(body);
+    if (!check.ok) return { kind: 'failed', reason: 'not_image', message: check.reason };
+    const hash = createHash('sha256').update(body).digest('hex');
+    const original = mediaFileName({ hash, ext: check.ext, size: null });
+
+    // Another URL (another lot, the same photo re-hosted) brought these bytes already.
+    const known = await repo.findObject(hash);
+    if (known && (await store.stat(original)) !== null) {
+      await repo.markArchived(claim, this.owner, known, this.now());
+      return { kind: 'deduplicated', bytes: 0 };
+    }
+
+    let renditions;
+    try {
+      renditions = await makeRenditions(body);
+    } catch (error) {
+      return { kind: 'failed', reason: 'not_image', message: `not a readable image (${(error as Error).message})` };
+    }
+    try {
+      // The renditions first: once the original is there, the object counts as stored.
+      await store.put(mediaFileName({ hash, ext: 'webp', size: 'thumb' }), renditions.thumb, 'image/webp');
+      await store.put(mediaFileName({ hash, ext: 'webp', size: 'display' }), renditions.display, 'image/webp');
+      await store.put(original, body, check.contentType);
+    } catch (error) {
+      return { kind: 'failed', reason: 'store', message: `storing the copy failed (${(error as Error).message})` };
+    }
+    const object: MediaObject = {
+      hash,
+      ext: check.ext,
+      contentType: check.contentType,
+      bytes: body.length,
+      renditionBytes: renditions.thumb.length + renditions.display.length,
+      width: check.width,
+      height: check.height,
+    };
+    await repo.markArchived(claim, this.owner, object, this.now());
+    const written = object.bytes + object.renditionBytes;
+    metrics.mediaBytesStored.inc(written);
+    return { kind: 'archived', bytes: written };
+  }
+}
