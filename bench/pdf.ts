@@ -56,11 +56,25 @@ async function print(language: string): Promise<{ ms: number; bytes: number }> {
 }
 
 const first = await print('en');
+// The breakdown is of the warm prints: the first one's browser start would hide the rest.
+t.app.services.metrics.pdfSteps.reset();
 const runs: { language: string; ms: number; bytes: number }[] = [];
 for (const language of REPORT_LANGUAGES.filter((l) => l !== 'en')) runs.push({ language, ...(await print(language)) });
 const cachedStart = performance.now();
 await print('uk');
 const cachedMs = performance.now() - cachedStart;
+const stepMs = await (async () => {
+  const metric = await t.app.services.metrics.pdfSteps.get();
+  const sums = new Map<string, { sum: number; count: number }>();
+  for (const value of metric.values) {
+    const step = String(value.labels.step);
+    const entry = sums.get(step) ?? { sum: 0, count: 0 };
+    if (value.metricName?.endsWith('_sum')) entry.sum = value.value;
+    if (value.metricName?.endsWith('_count')) entry.count = value.value;
+    sums.set(step, entry);
+  }
+  return sums;
+})();
 const nodeRss = Math.round(process.memoryUsage().rss / 1024 / 1024);
 const browserRss = browserRssMiB();
 
@@ -80,6 +94,10 @@ const lines = [
   `| uncached PDF, slowest | ${times[times.length - 1]!.toFixed(0)} ms |`,
   `| cached PDF | ${cachedMs.toFixed(1)} ms |`,
   `| PDF size (5 lots, 40 photos) | ${(runs[0]!.bytes / 1024).toFixed(0)} KiB |`,
+  ...['photos', 'html', 'page', 'content', 'print'].map((step) => {
+    const entry = stepMs.get(step);
+    return `| step: ${step}, mean of ${entry?.count ?? 0} uncached prints | ${entry && entry.count > 0 ? ((entry.sum / entry.count) * 1000).toFixed(0) : '-'} ms |`;
+  }),
   `| memory: service (Node RSS) | ${nodeRss} MiB |`,
   `| memory: the renderer's Chromium (all its processes, RSS) | ${browserRss} MiB |`,
 ];

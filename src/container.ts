@@ -128,7 +128,12 @@ export function createContainer(options: ContainerOptions): Container {
   });
 
   const outbound = new OutboundClient(outboundPolicy({ allowPrivate: config.outbound.allowPrivate, isProduction: config.isProduction }));
-  const pdfRenderer = new PdfRenderer({ browserPath: config.pdf.browserPath, maxConcurrent: config.pdf.maxConcurrent, log: log.child({ component: 'pdf' }) });
+  const pdfRenderer = new PdfRenderer({
+    browserPath: config.pdf.browserPath,
+    maxConcurrent: config.pdf.maxConcurrent,
+    log: log.child({ component: 'pdf' }),
+    onStep: (step, seconds) => metrics.pdfSteps.observe({ step }, seconds),
+  });
 
   return Object.freeze({
     config,

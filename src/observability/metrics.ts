@@ -54,6 +54,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly pdfSteps = new Histogram({
+    name: 'vinhistory_report_pdf_step_seconds',
+    help: 'Time spent printing an uncached report PDF, by step (photos, html, page, content, print).',
+    labelNames: ['step'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'vinhistory_' });
     this.rateDegraded.set(0);
