@@ -119,23 +119,6 @@ export class PdfRenderer {
     }
   }
 
-  /**
-   * Starts the browser and readies a page, so that the first PDF does not wait for them; a
-   * failure here is only logged (the first print tries again and reports it).
-   */
-  async warm(): Promise<void> {
-    if (this.closed || !this.available) return;
-    const release = await this.slot();
-    try {
-      const page = await this.takePage();
-      if (!this.closed) this.idle.push(page);
-    } catch (error) {
-      this.options.log.warn({ err: error }, 'report PDF browser failed to start');
-    } finally {
-      release();
-    }
-  }
-
   async print(html: string, options: PrintOptions): Promise<Buffer> {
     if (this.closed) throw new Error('The PDF renderer is closed');
     if (!this.available) throw new PdfUnavailableError(this.options.browserPath);
