@@ -165,7 +165,12 @@ export function createContainer(options: ContainerOptions): Container {
   });
 
   const now = options.now ?? (() => new Date());
-  const pdfRenderer = new PdfRenderer({ browserPath: config.pdf.browserPath, maxConcurrent: config.pdf.maxConcurrent, log: log.child({ component: 'pdf' }) });
+  const pdfRenderer = new PdfRenderer({
+    browserPath: config.pdf.browserPath,
+    maxConcurrent: config.pdf.maxConcurrent,
+    log: log.child({ component: 'pdf' }),
+    onStep: (step, seconds) => metrics.pdfSteps.observe({ step }, seconds),
+  });
   const secrets = new SecretKeeper(config.webhooks.secretKey, repos.settings);
   const deliveryWorker = new DeliveryWorker({
     repos,

@@ -19,4 +19,6 @@ export interface AccountSearch {
   reportId: string | null;
   tokenName: string | null;
   tokenPrefix: string | null;
+  /** Made with a sandbox token (`vh_test_...`): test data, never counted. */
+  sandbox: boolean;
 }

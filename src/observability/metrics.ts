@@ -155,6 +155,12 @@ export class Metrics {
     name: 'vinhistory_media_served_total',
     help: 'Archived photos served, by status (200, 206, 304, 404, 416).',
     labelNames: ['status'] as const,
+
+  readonly pdfSteps = new Histogram({
+    name: 'vinhistory_report_pdf_step_seconds',
+    help: 'Time spent printing an uncached report PDF, by step (photos, html, page, content, print).',
+    labelNames: ['step'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
 

@@ -70,7 +70,7 @@ export class SearchesRepository {
     let query = this.db.kysely
       .selectFrom('searches as s')
       .leftJoin('api_tokens as t', 't.id', 's.token_id')
-      .select(['s.id', 's.vin', 's.created_at', 's.outcome', 's.report_id', 't.name as token_name', 't.display_prefix as token_prefix'])
+      .select(['s.id', 's.vin', 's.created_at', 's.outcome', 's.report_id', 't.name as token_name', 't.display_prefix as token_prefix', 's.sandbox'])
       .where('s.account_id', '=', accountId);
     const before = options.before;
     if (before) {
@@ -89,6 +89,7 @@ export class SearchesRepository {
         reportId: row.report_id,
         tokenName: row.token_name,
         tokenPrefix: row.token_prefix,
+        sandbox: row.sandbox === 1,
       })),
     };
   }

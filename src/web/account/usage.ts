@@ -38,6 +38,7 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
           time: formatDateTime(search.createdAt),
           timeIso: search.createdAt,
           found: search.outcome === 'found',
+          test: search.sandbox,
           reportId: search.reportId,
           token: search.tokenName ? `${search.tokenName} (${search.tokenPrefix}…)` : '—',
         })),

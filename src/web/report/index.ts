@@ -9,11 +9,11 @@ import { assetHref, readStylesheet } from '../assets.ts';
 import { basePathOf } from '../plugins/view.ts';
 import { SESSION_COOKIE } from '../plugins/web-session.ts';
 import { pageHelpers } from '../site/present.ts';
-import { fontFaceCss, fontFile, inlineFontFaceCss, type FontFace } from './fonts.ts';
+import { fontFaceCss, fontFile, inlineFontFaceCss, REPORT_FONT_STACK } from './fonts.ts';
 import { translatorFor } from './i18n.ts';
 import { chooseLanguage, choosePaper } from './language.ts';
 import { fetchPhotos } from './pdf-photos.ts';
-import { PdfUnavailableError, type Paper } from './pdf-renderer.ts';
+import { pageFooterCss, PdfUnavailableError, type Paper } from './pdf-renderer.ts';
 import { isWebUrl, OUR_BRAND, presentReport, type Brand } from './present.ts';
 
 /** Photos a PDF carries per lot: enough to see the damage; the page links every one. */
@@ -66,15 +66,13 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // the scripts of its language, inlined once. The stylesheet is read once in production; outside
   // it, again for each PDF, so that an edited stylesheet shows.
   const SCRIPT_FAMILY: Partial<Record<ReportLanguage, string>> = { ka: 'Noto Sans Georgian', ar: 'Noto Sans Arabic' };
-  const pdfFonts = new Map<ReportLanguage, { page: string; footer: string }>();
+  const pdfFonts = new Map<ReportLanguage, string>();
   const fontsFor = (language: ReportLanguage) => {
     let fonts = pdfFonts.get(language);
-    if (!fonts) {
+    if (fonts === undefined) {
       const family = SCRIPT_FAMILY[language];
       const cyrillic = language === 'uk' || language === 'ru';
-      const wanted = (face: FontFace) =>
-        face.family === family || (face.family === 'Noto Sans' && (cyrillic || !face.file.includes('cyrillic')));
-      fonts = { page: inlineFontFaceCss(wanted), footer: inlineFontFaceCss((face) => face.weight === '400' && wanted(face)) };
+      fonts = inlineFontFaceCss((face) => face.family === family || (face.family === 'Noto Sans' && (cyrillic || !face.file.includes('cyrillic'))));
       pdfFonts.set(language, fonts);
     }
     return fonts;
@@ -165,15 +163,19 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   async function printPdf(report: StoredReport, language: ReportLanguage, paper: Paper, brand: Brand): Promise<Buffer> {
+    const step = services.metrics.pdfSteps.startTimer({ step: 'photos' });
     const urls = report.lots.flatMap((lot) => lot.images.filter(isWebUrl).slice(0, PDF_PHOTOS_PER_LOT));
     const photos = await fetchPhotos(services.outbound, urls, { budgetMs: config.pdf.photoBudgetMs });
+    step();
+    const htmlStep = services.metrics.pdfSteps.startTimer({ step: 'html' });
     const view = presentReport(report, { language, brand, photoSource: (url) => photos.get(url) ?? null, maxPhotosPerLot: PDF_PHOTOS_PER_LOT });
-    const fonts = fontsFor(language);
     const accent = accentCss(brand);
-    const html = await app.view('report', { report: view, testReport: report.sandbox === true, pdf: { css: `${fonts.page}\n${pdfStylesheet()}` }, accentCss: accent, getReportsHref: null });
     const t = translatorFor(language);
     const footer = [brand.name, t.t('pdf.made', { id: report.id, time: t.formatDateTime(report.createdAt) }), t.t('pdf.page', { page: '{page}', pages: '{pages}' })].join(' · ');
-    return services.pdfRenderer.print(html, { paper, footer, dir: t.dir, fontCss: fonts.footer });
+    const css = `${fontsFor(language)}\n${pdfStylesheet()}\n${pageFooterCss(footer, t.dir, REPORT_FONT_STACK)}`;
+    const html = await app.view('report', { report: view, testReport: report.sandbox === true, pdf: { css }, accentCss: accent, getReportsHref: null });
+    htmlStep();
+    return services.pdfRenderer.print(html, { paper });
   }
 
   app.get('/report/:id', { schema: { hide: true, params: Params, querystring: Query } }, async (request, reply) => {

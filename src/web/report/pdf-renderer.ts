@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export type Paper = 'a4' | 'letter';
 
@@ -17,32 +17,52 @@ export interface PdfRendererOptions {
   /** Documents printed at once; more wait their turn. */
   maxConcurrent: number;
   log: FastifyBaseLogger;
+  /** Told how long each step of a print took (for the metrics and the benchmark's breakdown). */
+  onStep?: (step: PdfStep, seconds: number) => void;
 }
 
 export interface PrintOptions {
   paper: Paper;
-  /** A line of small print at the foot of every page; `{page}` and `{pages}` become the numbers. */
-  footer: string;
-  /** Its direction, for a right-to-left footer. */
-  dir: 'ltr' | 'rtl';
-  /** @font-face rules for the footer, which the page's own fonts do not reach. */
-  fontCss: string;
 }
+
+/** The steps of one PDF: the route adds `photos` and `html`, the renderer the rest. */
+export type PdfStep = 'photos' | 'html' | 'page' | 'content' | 'print';
 
 const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'];
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** A CSS string literal of any text: every character but letters, digits, spaces and plain punctuation escaped. */
+function cssString(text: string): string {
+  return `"${[...text].map((c) => (/[\p{L}\p{N} .,:;()\/·-]/u.test(c) && c !== '\\' ? c : `\\${c.codePointAt(0)!.toString(16)} `)).join('')}"`;
+}
+
+/**
+ * The line of small print at the foot of every page, as a CSS page-margin box of the document
+ * itself: it is drawn with the document's own fonts (Chromium's header and footer templates are
+ * separate documents, which would need every font inlined again and parse them on every page).
+ * `{page}` and `{pages}` in the text become the numbers.
+ */
+export function pageFooterCss(text: string, dir: 'ltr' | 'rtl', fontStack: string): string {
+  const content = text
+    .split(/(\{pages?\})/)
+    .filter((part) => part !== '')
+    .map((part) => (part === '{page}' ? 'counter(page)' : part === '{pages}' ? 'counter(pages)' : cssString(part)))
+    .join(' ');
+  return `@page{@bottom-center{content:${content};direction:${dir};unicode-bidi:plaintext;font-family:${fontStack};font-size:7.5pt;color:#566070}}`;
 }
 
 /**
  * Prints HTML to PDF with Chromium, through playwright-core: the same engine that lays out the page,
  * so the PDF shapes Arabic and Georgian as the page does. One browser for the process, started on
- * the first PDF and again if it dies; a fresh context per document with scripts off and every
- * network request refused (photos and fonts arrive inlined), at most `maxConcurrent` at once.
+ * the first PDF and again if it dies; at most `maxConcurrent` documents at once. Each page, in a
+ * context of its own with scripts off and every network request refused (photos and fonts arrive
+ * inlined), is kept after its document for the next one: a new context and page cost more than
+ * the rest of a print together (docs/benchmarks.md), and a document without scripts leaves nothing
+ * behind that the next `setContent` does not replace.
  */
 export class PdfRenderer {
   private browser: Promise<Browser> | null = null;
+  /** Pages ready for a document, never more than `maxConcurrent`; emptied when the browser goes. */
+  private idle: Page[] = [];
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   private closed = false;
@@ -71,6 +91,7 @@ export class PdfRenderer {
         (browser) =>
           browser.on('disconnected', () => {
             if (this.browser === started) this.browser = null;
+            this.idle = this.idle.filter((page) => page.context().browser() !== browser);
           }),
         () => {
           if (this.browser === started) this.browser = null;
@@ -80,44 +101,62 @@ export class PdfRenderer {
     return this.browser;
   }
 
+  private async takePage(): Promise<Page> {
+    const browser = await this.launch();
+    for (let page = this.idle.pop(); page; page = this.idle.pop()) {
+      if (!page.isClosed() && browser.isConnected() && page.context().browser() === browser) return page;
+    }
+    const context = await browser.newContext({ javaScriptEnabled: false, offline: true });
+    try {
+      const page = await context.newPage();
+      // Everything the document needs is inside it; a stray URL must not make the server fetch it.
+      await page.route('**/*', (route) => route.abort());
+      await page.emulateMedia({ media: 'print' });
+      return page;
+    } catch (error) {
+      await context.close().catch(() => {});
+      throw error;
+    }
+  }
+
   async print(html: string, options: PrintOptions): Promise<Buffer> {
     if (this.closed) throw new Error('The PDF renderer is closed');
     if (!this.available) throw new PdfUnavailableError(this.options.browserPath);
     const release = await this.slot();
+    let started = performance.now();
+    const step = (name: PdfStep) => {
+      const now = performance.now();
+      this.options.onStep?.(name, (now - started) / 1000);
+      started = now;
+    };
+    let page: Page | null = null;
     try {
-      const browser = await this.launch();
-      const context = await browser.newContext({ javaScriptEnabled: false, offline: true });
-      try {
-        const page = await context.newPage();
-        // Everything the document needs is inside it; a stray URL must not make the server fetch it.
-        await page.route('**/*', (route) => route.abort());
-        await page.setContent(html, { waitUntil: 'load', timeout: 20_000 });
-        await page.emulateMedia({ media: 'print' });
-        const footer = escapeHtml(options.footer)
-          .replace('{page}', '<span class="pageNumber"></span>')
-          .replace('{pages}', '<span class="totalPages"></span>');
-        return await page.pdf({
-          format: options.paper === 'letter' ? 'Letter' : 'A4',
-          printBackground: true,
-          displayHeaderFooter: true,
-          headerTemplate: '<span></span>',
-          footerTemplate: `<style>${options.fontCss}</style><div dir="${options.dir}" style="width:100%;margin:0 12mm;font-family:'Noto Sans','Noto Sans Georgian','Noto Sans Arabic',sans-serif;font-size:7.5pt;color:#566070;text-align:center">${footer}</div>`,
-          margin: { top: '12mm', bottom: '16mm', left: '12mm', right: '12mm' },
-        });
-      } finally {
-        await context.close().catch(() => {});
-      }
+      page = await this.takePage();
+      step('page');
+      await page.setContent(html, { waitUntil: 'load', timeout: 20_000 });
+      step('content');
+      const pdf = await page.pdf({
+        format: options.paper === 'letter' ? 'Letter' : 'A4',
+        printBackground: true,
+        margin: { top: '12mm', bottom: '16mm', left: '12mm', right: '12mm' },
+      });
+      step('print');
+      if (!this.closed) this.idle.push(page);
+      page = null;
+      return pdf;
     } catch (error) {
-      if (error instanceof PdfUnavailableError) throw error;
       this.options.log.warn({ err: error }, 'report PDF failed to print');
       throw error;
     } finally {
+      // A page whose print failed may be in any state: it goes, with its context.
+      if (page) await page.context().close().catch(() => {});
       release();
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.idle = [];
     const browser = this.browser;
     this.browser = null;
     if (browser) await (await browser.catch(() => null))?.close().catch(() => {});

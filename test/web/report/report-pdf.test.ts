@@ -23,6 +23,12 @@ function pageCount(pdf: Buffer, dir: string): number {
   return Number(/^Pages:\s+(\d+)/m.exec(info)?.[1]);
 }
 
+function pdfText(pdf: Buffer, dir: string): string {
+  const file = path.join(dir, `${randomUUID()}.pdf`);
+  writeFileSync(file, pdf);
+  return execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' });
+}
+
 describe.runIf(runnable)('report PDF', () => {
   let t: TestApp;
   let customer: Customer;
@@ -92,6 +98,30 @@ describe.runIf(runnable)('report PDF', () => {
     expect(again.statusCode).toBe(200);
     expect(again.rawPayload.equals(res.rawPayload)).toBe(true);
     expect(photoRequests - before).toBe(3);
+  });
+
+  it('puts the brand, the report id and time, and the page numbers at the foot of every page', async () => {
+    const page = await reportPath();
+    const id = page.split('/').pop()!;
+    const res = await t.app.inject({ url: `${page}.pdf?lang=en&paper=a4` });
+    expect(res.statusCode).toBe(200);
+    const pages = pdfText(res.rawPayload, dataDir).split('\f').filter((text) => text.trim() !== '');
+    expect(pages.length).toBe(pageCount(res.rawPayload, dataDir));
+    pages.forEach((text, i) => expect(text).toMatch(new RegExp(`vinhistory · Report ${id}, made at .+ · Page ${i + 1} of ${pages.length}`)));
+    // Not a sandbox report: no test marker.
+    expect(pages[0]).not.toContain('Test report');
+  });
+
+  it('marks a sandbox report as a test report in its PDF, in the reader’s language', async () => {
+    const { token } = await t.repos.tokens.create(customer.accountId, 'sandbox', new Date(), 'test');
+    const search = await t.app.inject({ method: 'POST', url: '/api/v1/search', headers: { authorization: token }, payload: { vin: '4T1BF1FK7FU900011' } });
+    expect(search.statusCode).toBe(200);
+    const page = new URL(search.json().report_url as string).pathname;
+    const en = await t.app.inject({ url: `${page}.pdf?lang=en&paper=a4` });
+    expect(en.statusCode).toBe(200);
+    expect(pdfText(en.rawPayload, dataDir)).toContain('Test report');
+    const uk = await t.app.inject({ url: `${page}.pdf?lang=uk&paper=a4` });
+    expect(pdfText(uk.rawPayload, dataDir)).toContain('Тестовий звіт');
   });
 
   it('answers an unknown report with the 404 page', async () => {
