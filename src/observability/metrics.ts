@@ -155,6 +155,8 @@ export class Metrics {
     name: 'vinhistory_media_served_total',
     help: 'Archived photos served, by status (200, 206, 304, 404, 416).',
     labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
 
   readonly pdfSteps = new Histogram({
     name: 'vinhistory_report_pdf_step_seconds',
