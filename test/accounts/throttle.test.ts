@@ -92,6 +92,7 @@ describe.each(DIALECTS)('throttles reserve before they verify, atomically across
     const subject = emailSubject(randomEmail());
     const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => throttles[i % 2]!.reserve([{ rule: LOGIN_PER_EMAIL, subject }], T0)));
     expect(kinds(outcomes)).toEqual({ reserved: 5, throttled: 35 });
+    for (const outcome of outcomes) if (outcome.kind === 'reserved') expect(outcome.ids).toEqual([expect.stringMatching(/^att_[0-9a-z]{16}$/)]);
     for (const outcome of outcomes) if (outcome.kind === 'throttled') expect(outcome.retryAfterMs).toBe(LOGIN_PER_EMAIL.windowMs);
     // A released reservation frees its place for the next attempt.
     await throttles[0].release(outcomes.find((outcome): outcome is Reserved => outcome.kind === 'reserved')!);
