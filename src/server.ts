@@ -19,6 +19,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export async function startServer(config: Config): Promise<void> {
   const log = createLogger(config);
   const db = await openDatabase(config.database, {
+    lockTimeoutMs: config.databaseLockTimeoutMs,
     backgroundCheckpoint: true,
     onBackgroundError: (message) => log.warn({ error: message }, 'sqlite checkpoint failed'),
   });

@@ -22,8 +22,12 @@ export interface OpenDatabaseOptions {
   backgroundCheckpoint?: boolean;
   /** SQLite only: where the checkpointer reports a failure. */
   onBackgroundError?: (message: string) => void;
-  /** SQLite only: how long to wait for another connection's write lock (5 s unless given). */
-  busyTimeoutMs?: number;
+  /**
+   * How long a statement waits for a lock another connection holds before the database counts as
+   * busy (isDatabaseBusy: 503 with Retry-After): SQLite's busy_timeout, PostgreSQL's lock_timeout.
+   * 5 s unless given (DATABASE_LOCK_TIMEOUT_MS for the server and the CLI).
+   */
+  lockTimeoutMs?: number;
   /** PostgreSQL only: the schema to use (created if missing). */
   schema?: string;
   maxConnections?: number;
@@ -35,7 +39,7 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
     const { dialect } = openSqlite({
       file: config.file,
       backgroundCheckpoint: background,
-      ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
+      ...(options.lockTimeoutMs !== undefined ? { busyTimeoutMs: options.lockTimeoutMs } : {}),
     });
     const kysely = new Kysely<Database>({ dialect });
     const checkpointer = background ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {})) : null;
@@ -56,6 +60,7 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
   const { dialect } = openPostgres({
     url: config.url,
     ...(options.schema ? { schema: options.schema } : {}),
+    ...(options.lockTimeoutMs !== undefined ? { lockTimeoutMs: options.lockTimeoutMs } : {}),
     ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
   });
   const kysely = new Kysely<Database>({ dialect });
