@@ -222,6 +222,24 @@ export interface OperatorTokensTable {
   revoked_at: string | null;
 }
 
+/** The durable mail queue (0006): one row per message, claimed by a delivery worker while it sends. */
+export interface MailQueueTable {
+  id: string;
+  kind: string;
+  recipient: string;
+  subject: string;
+  body: string;
+  status: 'queued' | 'sent' | 'skipped' | 'failed';
+  attempts: number;
+  created_at: string;
+  next_attempt_at: string;
+  claim_id: string | null;
+  lease_until: string | null;
+  sent_at: string | null;
+  failed_at: string | null;
+  last_error: string | null;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -243,6 +261,7 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   operator_tokens: OperatorTokensTable;
   stripe_subscription_events: StripeSubscriptionEventsTable;
+  mail_queue: MailQueueTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;
@@ -256,3 +275,4 @@ export type InvoiceRow = Selectable<InvoicesTable>;
 export type SubscriptionBillingRow = Selectable<SubscriptionBillingTable>;
 export type WebSessionRow = Selectable<WebSessionsTable>;
 export type OperatorTokenRow = Selectable<OperatorTokensTable>;
+export type MailQueueRow = Selectable<MailQueueTable>;

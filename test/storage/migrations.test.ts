@@ -11,7 +11,7 @@ const INITIAL_TABLES = ['accounts', 'api_tokens', 'idempotency_keys', 'lots', 'p
 const TABLES = [
   ...INITIAL_TABLES,
   'account_passwords', 'auth_attempts', 'invoices', 'operator_tokens', 'password_resets', 'settings',
-  'stripe_customers', 'stripe_subscription_events', 'subscription_billing', 'web_sessions', 'webhook_events',
+  'mail_queue', 'stripe_customers', 'stripe_subscription_events', 'subscription_billing', 'web_sessions', 'webhook_events',
 ].sort();
 
 /** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */

@@ -5,6 +5,7 @@ import { AuthAttemptsRepository } from './auth-attempts-repository.ts';
 import { BillingRepository } from './billing-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
+import { MailQueueRepository } from './mail-queue-repository.ts';
 import { OperatorTokensRepository } from './operator-tokens-repository.ts';
 import { PasswordResetsRepository } from './password-resets-repository.ts';
 import { PlansRepository } from './plans-repository.ts';
@@ -40,6 +41,8 @@ export interface Repositories {
   billing: BillingRepository;
   // Tokens of the admin API (0004).
   operatorTokens: OperatorTokensRepository;
+  // Account mail, sent after the request by the delivery worker (0006).
+  mailQueue: MailQueueRepository;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -65,5 +68,6 @@ export function createRepositories(db: Db): Repositories {
     invoices: new InvoicesRepository(db),
     billing: new BillingRepository(db),
     operatorTokens: new OperatorTokensRepository(db),
+    mailQueue: new MailQueueRepository(db),
   };
 }
