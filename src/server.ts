@@ -14,7 +14,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 /**
  * Starts the process: database, migrations, first-run demo data, the app, the port, and a clean
  * shutdown on SIGTERM/SIGINT: stop accepting, let in-flight requests finish (each one's count,
- * search record and report commit together or not at all), then close Redis and the database.
+ * search record and report commit together or not at all), let the mail worker finish the sends
+ * under way, then close Redis and the database.
  */
 export async function startServer(config: Config): Promise<void> {
   const log = createLogger(config);
@@ -34,6 +35,8 @@ export async function startServer(config: Config): Promise<void> {
 
   // Listen first: a start that fails (port taken) must exit non-zero and print no demo token.
   await app.listen({ port: config.port, host: config.host });
+  // Sends the mail queued by requests (and any left by a previous run); stopped by services.close().
+  services.mailDelivery.start();
   if (!config.isProduction) await ensureDemoData({ config, services, log: app.log });
 
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {

@@ -103,6 +103,7 @@ describe('account mail', () => {
       await browser.signUp(email, 'first secret passphrase');
       await browser.get('/forgot-password');
       await browser.post('/forgot-password', { email });
+      await app.services.mailDelivery.drain();
       const messages = readdirSync(path.join(dataDir, 'outbox')).map((file) => readFileSync(path.join(dataDir, 'outbox', file), 'utf8'));
       const link = new URL(resetLinkFor(messages, email));
       const token = link.searchParams.get('token')!;

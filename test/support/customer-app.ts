@@ -19,8 +19,11 @@ export const TEST_SCRYPT: ScryptCost = { N: 1024, r: 8, p: 1 };
 export interface AccountTestApp extends TestDatabase {
   app: App;
   dataDir: string;
-  /** The messages the outbox mail sender wrote, oldest first. */
-  outbox(): string[];
+  /**
+   * The messages the outbox mail sender wrote, oldest first, once the mail worker has sent
+   * everything queued so far (requests only queue their mail).
+   */
+  outbox(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -42,7 +45,8 @@ export async function createAccountTestApp(
     ...database,
     app,
     dataDir,
-    outbox: () => {
+    outbox: async () => {
+      await app.services.mailDelivery.drain();
       const folder = path.join(dataDir, 'outbox');
       let files: string[];
       try {
