@@ -29,7 +29,7 @@ export interface AccountTestApp extends TestDatabase {
 
 export async function createAccountTestApp(
   dialect: DialectName,
-  options: { env?: Record<string, string>; overrides?: ContainerOverrides; database?: TestDatabase } = {},
+  options: { env?: Record<string, string>; overrides?: ContainerOverrides; database?: TestDatabase; now?: () => Date } = {},
 ): Promise<AccountTestApp> {
   const database = options.database ?? (await createTestDatabase(dialect));
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vinhistory-account-'));
@@ -38,6 +38,7 @@ export async function createAccountTestApp(
     config: testConfig({ DATA_DIR: dataDir, ...options.env }),
     db: database.db,
     rateLimiter,
+    ...(options.now ? { now: options.now } : {}),
     overrides: { passwordCost: TEST_SCRYPT, ...options.overrides },
   });
   await app.ready();
