@@ -2,6 +2,7 @@ import { Command, type OutputConfiguration } from 'commander';
 import { registerAccountsCommands } from './commands/accounts.ts';
 import { registerImportCommand } from './commands/import.ts';
 import { registerInvoicesCommands } from './commands/invoices.ts';
+import { registerMailCommands } from './commands/mail.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerOperatorTokensCommands } from './commands/operator-tokens.ts';
 import { registerPlansCommands } from './commands/plans.ts';
@@ -37,6 +38,7 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerSubscriptionsCommands(program);
   registerOperatorTokensCommands(program);
   registerInvoicesCommands(program);
+  registerMailCommands(program);
   return program;
 }
 

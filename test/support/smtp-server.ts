@@ -18,6 +18,8 @@ export class TestSmtpServer {
   mode: 'accept' | 'stall' | 'down';
   /** Connections opened, in any mode. */
   connections = 0;
+  /** In `accept` mode, how long the server waits before its greeting: a slow server (the benchmark's). */
+  greetingDelayMs = 0;
   port = 0;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
@@ -76,7 +78,8 @@ export class TestSmtpServer {
     let buffer = '';
     let to = '';
     let lines: string[] = [];
-    socket.write('220 test ESMTP\r\n');
+    if (this.greetingDelayMs > 0) setTimeout(() => socket.writable && socket.write('220 test ESMTP\r\n'), this.greetingDelayMs);
+    else socket.write('220 test ESMTP\r\n');
     socket.on('data', (chunk) => {
       buffer += chunk.toString();
       let index: number;
