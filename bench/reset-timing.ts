@@ -120,7 +120,7 @@ console.log('|---|---:|---:|---:|---:|---:|');
 console.log(row('known'));
 console.log(row('unknown'));
 console.log(`difference of medians: ${(quantile(times.known, 0.5) - quantile(times.unknown, 0.5)).toFixed(2)} ms; median of paired differences: ${quantile(paired, 0.5).toFixed(2)} ms`);
-console.log(`mails received while the requests ran: ${sentBefore} (sent after their answers); all ${requests + 5} received in the end`);
+console.log(`mails received while the requests ran: ${sentBefore} (the worker sends in the background); all ${requests + 5} received in the end`);
 
 await app.close();
 await services.close();
