@@ -34,7 +34,7 @@ export interface ClaimedMail extends QueuedMail {
 /** The queue at a glance, for the operator. */
 export interface MailQueueSummary {
   queued: number;
-  /** Queued messages that failed at least once and wait for their next attempt. */
+  /** Queued messages whose last attempt failed (with an error kept) and that wait for their next one. */
   retrying: number;
   sent: number;
   skipped: number;

@@ -125,7 +125,7 @@ export class MailQueueRepository {
       .select((eb) => [
         'status',
         eb.fn.countAll<string | number>().as('n'),
-        eb.fn.sum<string | number | null>(eb.case().when('attempts', '>', 0).then(1).else(0).end()).as('retrying'),
+        eb.fn.sum<string | number | null>(eb.case().when('last_error', 'is not', null).then(1).else(0).end()).as('retrying'),
         eb.fn.min('created_at').as('oldest'),
       ])
       .groupBy('status')
@@ -141,10 +141,10 @@ export class MailQueueRepository {
     return summary;
   }
 
-  /** Messages of one status (or queued ones that failed at least once), oldest first. */
+  /** Messages of one status (or queued ones that failed at least once, with their error), oldest first. */
   async list(filter: MailStatus | 'retrying', limit: number): Promise<QueuedMail[]> {
     let query = this.db.kysely.selectFrom('mail_queue').selectAll();
-    query = filter === 'retrying' ? query.where('status', '=', 'queued').where('attempts', '>', 0) : query.where('status', '=', filter);
+    query = filter === 'retrying' ? query.where('status', '=', 'queued').where('last_error', 'is not', null) : query.where('status', '=', filter);
     const rows = await query.orderBy('created_at').orderBy('id').limit(limit).execute();
     return rows.map(toMail);
   }

@@ -123,7 +123,10 @@ describe.each(DIALECTS)('the mail queue (%s)', (dialect) => {
     await queue.giveUp(byId.get(ids[2]!)!, T0, 'refused');
     await queue.retryLater(byId.get(ids[3]!)!, at(60_000), 'timeout');
     const later = await enqueue(at(1000));
+    // A message being sent for the first time is queued, not retrying.
+    await queue.claim(at(1000), LEASE_MS, 1);
     expect(await queue.summary()).toEqual({ queued: 2, retrying: 1, sent: 1, skipped: 1, failed: 1, oldestQueuedAt: T0.toISOString() });
+    expect((await queue.list('retrying', 10)).map((mail) => mail.id)).toEqual([ids[3]]);
     expect(await queue.deleteSettled(['sent', 'skipped'], at(1))).toBe(2);
     expect(await queue.deleteSettled(['failed'], T0)).toBe(0);
     expect(await queue.summary()).toMatchObject({ queued: 2, sent: 0, skipped: 0, failed: 1 });
