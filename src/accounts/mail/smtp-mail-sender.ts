@@ -8,7 +8,14 @@ import type { MailMessage, MailSender } from './mail-sender.ts';
  * past its claim (when another instance could take it and send it twice). Nodemailer's own
  * defaults wait up to 10 minutes for an idle socket.
  */
-export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as const;
+export const SMTP_TIMEOUTS: SmtpTimeouts = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
+
+/** Milliseconds to connect, to wait for the greeting, and of silence on the socket. */
+export interface SmtpTimeouts {
+  connectionTimeout: number;
+  greetingTimeout: number;
+  socketTimeout: number;
+}
 
 /** Mail through the SMTP server of SMTP_URL (smtp:// with STARTTLS when offered, or smtps://). */
 export class SmtpMailSender implements MailSender {
@@ -18,7 +25,7 @@ export class SmtpMailSender implements MailSender {
   constructor(
     smtpUrl: string,
     private readonly from: string,
-    timeouts: Partial<typeof SMTP_TIMEOUTS> = {},
+    timeouts: Partial<SmtpTimeouts> = {},
   ) {
     // Built as a transport object: createTransport({ url }) would drop every option beside the URL.
     this.transport = nodemailer.createTransport(new SMTPTransport({ url: smtpUrl, ...SMTP_TIMEOUTS, ...timeouts }));
