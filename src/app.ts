@@ -10,6 +10,7 @@ import authentication from './http/plugins/authentication.ts';
 import errorHandler from './http/plugins/error-handler.ts';
 import metricsPlugin from './http/plugins/metrics.ts';
 import healthRoutes from './http/health.ts';
+import lotRoutes from './http/api/v1/lots.ts';
 import searchRoutes from './http/api/v1/search.ts';
 import usageRoutes from './http/api/v1/usage.ts';
 import adminLotsRoutes from './http/admin/lots.ts';
@@ -108,6 +109,7 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(stripeWebhookRoutes);
   await app.register(healthRoutes);
   await app.register(searchRoutes);
+  await app.register(lotRoutes);
   await app.register(usageRoutes);
   await app.register(reportRoutes);
   await app.register(adminLotsRoutes);

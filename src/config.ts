@@ -42,6 +42,17 @@ const EnvSchema = Type.Object({
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_' })),
   /** Where Stripe's API is, when not api.stripe.com: a local stand-in (stripe-mock, the CLI's tests). */
   STRIPE_API_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]+/?$' })),
+  /**
+   * Lifts the outbound rules for webhook deliveries and photo fetches (public https addresses only):
+   * for tests and private networks.
+   */
+  OUTBOUND_ALLOW_PRIVATE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  /** The Chromium (or Chrome) that prints report PDFs; without it the PDF answers 503 and the pages still work. */
+  PDF_BROWSER_PATH: Type.String({ minLength: 1, default: '/usr/bin/chromium' }),
+  /** Report PDFs printed at once (one shared browser, a tab each): each takes a core for a moment. */
+  PDF_MAX_CONCURRENT: Type.String({ pattern: '^[1-9][0-9]?$', default: '2' }),
+  /** How long a PDF waits for its lot photos, all together, before drawing placeholders. */
+  PDF_PHOTO_BUDGET_MS: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -76,6 +87,10 @@ export interface Config {
   readonly cookieSecret: string | null;
   readonly mail: { readonly smtpUrl: string | null; readonly from: string };
   /** Stripe is the payment provider when a secret key is set; manual invoices otherwise. */
+  /** Requests to URLs a customer or a feed gave: see src/outbound/outbound-policy.ts. */
+  readonly outbound: { readonly allowPrivate: boolean };
+  /** Report PDFs: the browser that prints them, how many at once, the photos' time budget. */
+  readonly pdf: { readonly browserPath: string; readonly maxConcurrent: number; readonly photoBudgetMs: number };
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
 }
 
@@ -99,6 +114,10 @@ const HINTS: Record<string, string> = {
   SMTP_URL: 'an smtp:// or smtps:// URL such as smtps://user:pass@smtp.example.com:465',
   STRIPE_SECRET_KEY: 'a Stripe secret key (sk_live_..., sk_test_... or rk_...)',
   STRIPE_WEBHOOK_SECRET: 'a Stripe webhook signing secret (whsec_...)',
+  OUTBOUND_ALLOW_PRIVATE: 'true or false',
+  PDF_BROWSER_PATH: 'the path of a Chromium or Chrome executable',
+  PDF_MAX_CONCURRENT: 'a whole number from 1 to 99, e.g. 2',
+  PDF_PHOTO_BUDGET_MS: 'a whole number of milliseconds, e.g. 3000',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'one of development, production, test',
 };
@@ -153,6 +172,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     cookieSecret: env.COOKIE_SECRET ?? null,
     mail: Object.freeze({ smtpUrl: env.SMTP_URL ?? null, from: env.MAIL_FROM }),
+    outbound: Object.freeze({ allowPrivate: env.OUTBOUND_ALLOW_PRIVATE === 'true' }),
+    pdf: Object.freeze({
+      browserPath: env.PDF_BROWSER_PATH,
+      maxConcurrent: Number(env.PDF_MAX_CONCURRENT),
+      photoBudgetMs: Number(env.PDF_PHOTO_BUDGET_MS),
+    }),
     stripe: env.STRIPE_SECRET_KEY
       ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,

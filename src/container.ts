@@ -28,6 +28,11 @@ import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
 import { IngestService } from './ingest/ingest-service.ts';
 import { BILLING_PATH, RESET_PASSWORD_PATH } from './web/paths.ts';
+import { OutboundClient } from './outbound/outbound-client.ts';
+import { outboundPolicy } from './outbound/outbound-policy.ts';
+import { PdfRenderer } from './web/report/pdf-renderer.ts';
+import { PdfCache } from './web/report/pdf-cache.ts';
+import path from 'node:path';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -87,7 +92,14 @@ export interface Container {
   readonly stripeCheckoutOrigin: string;
   // Ingestion.
   readonly ingest: IngestService;
-  /** Closes what the container opened (the mail worker, its transport, the rate limiter's Redis connection); not the database. */
+  // Outbound requests and report PDFs.
+  /** The one client for URLs customers and feeds give (photos, webhooks): see src/outbound/. */
+  readonly outbound: OutboundClient;
+  /** One shared browser printing report PDFs, a few at a time. */
+  readonly pdfRenderer: PdfRenderer;
+  /** Printed PDFs under DATA_DIR/report-pdfs: a report never changes. */
+  readonly pdfCache: PdfCache;
+  /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
   close(): Promise<void>;
 }
 
@@ -134,6 +146,9 @@ export function createContainer(options: ContainerOptions): Container {
     ...(overrides.stripeApiBase ? { stripeApiBase: overrides.stripeApiBase } : {}),
   });
 
+  const outbound = new OutboundClient(outboundPolicy({ allowPrivate: config.outbound.allowPrivate, isProduction: config.isProduction }));
+  const pdfRenderer = new PdfRenderer({ browserPath: config.pdf.browserPath, maxConcurrent: config.pdf.maxConcurrent, log: log.child({ component: 'pdf' }) });
+
   return Object.freeze({
     config,
     metrics,
@@ -156,8 +171,13 @@ export function createContainer(options: ContainerOptions): Container {
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
     ingest: new IngestService(repos.lots, config.dataDir),
+    outbound,
+    pdfRenderer,
+    pdfCache: new PdfCache(path.join(config.dataDir, 'report-pdfs')),
     close: async () => {
       await mailDelivery.stop();
+      await pdfRenderer.close();
+      await outbound.close();
       await mailer.close();
       await limiterSetup.close();
     },

@@ -1,4 +1,5 @@
 import type { Account } from '../domain/account.ts';
+import { isReportLanguage, type ReportLanguage } from '../domain/report-language.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 
 /** Finding a customer's account: by the session's account id (the pages), by email (the operator's CLI). */
@@ -7,6 +8,22 @@ export class AccountService {
 
   findById(id: string): Promise<Account | undefined> {
     return this.repos.accounts.findById(id);
+  }
+
+  /** The language the account's reports open in; undefined for an account that does not exist. */
+  async defaultLanguage(id: string): Promise<ReportLanguage | null | undefined> {
+    return (await this.repos.accounts.findById(id))?.defaultLanguage;
+  }
+
+  /**
+   * Sets the language the account's reports open in when the link names none: a report language
+   * code, or '' for none (the reader's browser decides). Anything else is refused.
+   */
+  async setDefaultLanguage(id: string, value: unknown): Promise<{ kind: 'saved'; language: ReportLanguage | null } | { kind: 'invalid'; message: string }> {
+    if (value !== '' && !isReportLanguage(value)) return { kind: 'invalid', message: 'Choose one of the languages in the list.' };
+    const language = value === '' ? null : value;
+    await this.repos.accounts.setDefaultLanguage(id, language);
+    return { kind: 'saved', language };
   }
 
   /** Any case, surrounding blanks ignored. */

@@ -1,4 +1,4 @@
-import { TOKEN_ROTATION_GRACE_MS, isLiveToken, type ApiToken } from '../domain/api-token.ts';
+import { TOKEN_ROTATION_GRACE_MS, isLiveToken, type ApiToken, type ApiTokenKind } from '../domain/api-token.ts';
 import type { TokenPrincipal } from '../domain/principal.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 
@@ -31,16 +31,19 @@ export class ApiTokenService {
     return (await this.list(accountId)).filter((token) => isLiveToken(token, now)).length;
   }
 
-  /** A new token, unless the account already has as many live ones as it may. */
-  async create(accountId: string, name: string, now = new Date()): Promise<CreateTokenOutcome> {
+  /**
+   * A new token, unless the account already has as many live (unrevoked) ones as it may; test
+   * tokens count towards that bound too.
+   */
+  async create(accountId: string, name: string, now = new Date(), kind: ApiTokenKind = 'live'): Promise<CreateTokenOutcome> {
     if ((await this.countLive(accountId, now)) >= MAX_LIVE_TOKENS) return { kind: 'too-many', limit: MAX_LIVE_TOKENS };
-    const { row, token } = await this.repos.tokens.create(accountId, name, now);
+    const { row, token } = await this.repos.tokens.create(accountId, name, now, kind);
     return { kind: 'created', token: row, secret: token };
   }
 
   /** The operator's CLI issues tokens without the page's bound: the operator decides. */
-  async issue(accountId: string, name: string, now = new Date()): Promise<{ token: ApiToken; secret: string }> {
-    const { row, token } = await this.repos.tokens.create(accountId, name, now);
+  async issue(accountId: string, name: string, now = new Date(), kind: ApiTokenKind = 'live'): Promise<{ token: ApiToken; secret: string }> {
+    const { row, token } = await this.repos.tokens.create(accountId, name, now, kind);
     return { token: row, secret: token };
   }
 

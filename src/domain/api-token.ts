@@ -2,14 +2,27 @@ import { SecretTokenFormat, type NewSecretToken } from './secret-token.ts';
 
 /** Customer API tokens: `vh_live_` + 32 base62 characters, shown once, stored as SHA-256. */
 export const TOKEN_PREFIX = 'vh_live_';
+/**
+ * Sandbox (test) tokens: `vh_test_` + 32 base62 characters. They search only the sandbox
+ * catalogue (search/sandbox/), are never counted, and work without a subscription. A prefix of
+ * their own lets a customer (and a log reader) tell at a glance which kind a token is.
+ */
+export const TEST_TOKEN_PREFIX = 'vh_test_';
 const API_TOKENS = new SecretTokenFormat(TOKEN_PREFIX);
+const TEST_TOKENS = new SecretTokenFormat(TEST_TOKEN_PREFIX);
 
 export type NewApiToken = NewSecretToken;
+export type ApiTokenKind = 'live' | 'test';
 
-export const generateApiToken = (): NewApiToken => API_TOKENS.generate();
+const formatOf = (kind: ApiTokenKind) => (kind === 'test' ? TEST_TOKENS : API_TOKENS);
+
+export const generateApiToken = (kind: ApiTokenKind = 'live'): NewApiToken => formatOf(kind).generate();
+/** Both kinds hash alike (SHA-256 of the whole token, prefix included), so one index finds either. */
 export const hashApiToken = (token: string): string => API_TOKENS.hash(token);
-export const looksLikeApiToken = (value: string): boolean => API_TOKENS.looksLike(value);
-export const tokenFromAuthorization = (header: string | undefined): string | null => API_TOKENS.fromAuthorization(header);
+/** A live or a test token. */
+export const looksLikeApiToken = (value: string): boolean => API_TOKENS.looksLike(value) || TEST_TOKENS.looksLike(value);
+export const tokenFromAuthorization = (header: string | undefined): string | null =>
+  API_TOKENS.fromAuthorization(header) ?? TEST_TOKENS.fromAuthorization(header);
 
 /** How long a rotated token keeps working next to its successor. */
 export const TOKEN_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -19,6 +32,8 @@ export interface ApiToken {
   id: string;
   accountId: string;
   name: string;
+  /** `test` for a sandbox token (`vh_test_...`). */
+  kind: ApiTokenKind;
   /** The first characters of the secret, to tell tokens apart. */
   displayPrefix: string;
   createdAt: string;

@@ -6,6 +6,8 @@ export interface TokenPrincipal {
   tokenId: string;
   accountId: string;
   lastUsedAt: string | null;
+  /** A sandbox token (`vh_test_...`): searches the sandbox catalogue, uncounted, with or without a subscription. */
+  sandbox: boolean;
   subscription: {
     id: string;
     startedAt: string;
@@ -19,6 +21,12 @@ export interface TokenPrincipal {
 
 /** A principal whose account has a subscription in force: what a search runs for. */
 export type ActivePrincipal = TokenPrincipal & { subscription: NonNullable<TokenPrincipal['subscription']> };
+
+/** A sandbox token's principal: its account may have no subscription at all. */
+export type SandboxPrincipal = TokenPrincipal & { sandbox: true };
+
+/** Who a search runs for: a live token of an account with a plan in force, or a sandbox token. */
+export type SearchPrincipal = ActivePrincipal | SandboxPrincipal;
 
 /** Who an admin API request acts for: a live operator token. */
 export interface OperatorPrincipal {

@@ -30,4 +30,6 @@ export interface StoredReport {
   vin: string;
   createdAt: string;
   lots: Lot[];
+  /** True when a sandbox token made it from the sandbox catalogue: the page marks it as a test report. */
+  sandbox?: boolean;
 }

@@ -22,8 +22,8 @@ const REDACT_PATHS = SECRET_HEADERS.flatMap((name) => {
  * token or password someone sent the wrong way.
  */
 const SECRET_NAME = /token|authori[sz]ation|password|passwd|secret|api[-_]?key|^key$|session/i;
-/** API and operator tokens (`vh_live_...`, `vh_op_...`) are recognisable wherever they are. */
-const TOKEN_PREFIX = /vh_(?:live|op)_/i;
+/** API, sandbox and operator tokens (`vh_live_...`, `vh_test_...`, `vh_op_...`) are recognisable wherever they are. */
+const TOKEN_PREFIX = /vh_(?:live|test|op)_/i;
 
 /**
  * Percent-decodes for matching only (twice-encoded too), byte by byte so that a malformed escape

@@ -1,9 +1,12 @@
 import { billingPeriodAt } from '../limits/billing-period.ts';
 import type { LimitsSnapshot } from '../limits/limit-headers.ts';
 import type { RateLimiter } from '../limits/rate/rate-limiter.ts';
-import type { ActivePrincipal } from '../domain/principal.ts';
+import type { Lot } from '../domain/lot.ts';
+import { checkAuction, checkLotId, lotSubject, type LotRef } from '../domain/lot-ref.ts';
+import type { SearchPrincipal } from '../domain/principal.ts';
 import type { Report } from '../domain/report.ts';
 import { checkVin } from '../domain/vin.ts';
+import { SANDBOX_ALLOWANCE, SANDBOX_AUCTIONS, sandboxLots, sandboxVinOfLot } from './sandbox/catalogue.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import type { Metrics } from '../observability/metrics.ts';
 
@@ -13,14 +16,22 @@ import type { Metrics } from '../observability/metrics.ts';
  */
 export type SearchOutcome =
   | { kind: 'found'; report: Report; replayed: boolean; limits: LimitsSnapshot }
-  | { kind: 'not_found'; vin: string; replayed: boolean; limits: LimitsSnapshot }
+  /** `lot` is set for a lookup by lot: no VIN may be known then (`vin` names the lot). */
+  | { kind: 'not_found'; vin: string; lot: LotRef | null; replayed: boolean; limits: LimitsSnapshot }
   | { kind: 'rate_limited'; limits: LimitsSnapshot }
   | { kind: 'quota_exceeded'; limits: LimitsSnapshot }
-  | { kind: 'idempotency_conflict'; originalVin: string }
-  | { kind: 'invalid_input'; field: 'vin' | 'Idempotency-Key'; messages: string[] };
+  /** `original` says what the key was used for: `VIN <vin>` or `lot <auction>/<id>`. */
+  | { kind: 'idempotency_conflict'; original: string }
+  | { kind: 'invalid_input'; field: 'vin' | 'auction' | 'lot_id' | 'Idempotency-Key'; messages: string[] };
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const TOUCH_INTERVAL_MS = 60_000;
+/** How stale the list of live auctions may be when the word asked for is in it; an unknown word re-reads it (at most once a second). */
+const AUCTIONS_TTL_MS = 60_000;
+const AUCTIONS_RECHECK_MS = 1_000;
+
+/** What one search asks for, once its input is valid: a VIN, or a lot whose VIN is read after the rate check. */
+type Subject = { kind: 'vin'; vin: string } | { kind: 'lot'; lot: LotRef };
 
 export interface SearchServiceOptions {
   repos: Repositories;
@@ -34,20 +45,43 @@ export interface SearchServiceOptions {
 
 /**
  * One search, in the contract's order: (authentication and subscription are checked before this
- * is called) VIN validation, per-second rate, monthly quota, lookup. The quota is counted in the
- * same transaction as the search record and the report.
+ * is called) VIN validation (or auction and lot id), per-second rate, monthly quota, lookup. The
+ * quota is counted in the same transaction as the search record and the report. A sandbox token
+ * searches the sandbox catalogue instead of the lots, and its search is recorded but not counted.
  */
 export class SearchService {
   private readonly now: () => Date;
+  private auctions: { list: string[]; readAt: number } | null = null;
 
   constructor(private readonly options: SearchServiceOptions) {
     this.now = options.now ?? (() => new Date());
   }
 
-  async search(principal: ActivePrincipal, rawVin: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
+  /** A search by VIN (POST or GET /api/v1/search). */
+  async search(principal: SearchPrincipal, rawVin: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
     const vinCheck = checkVin(rawVin);
     if (!vinCheck.ok) return { kind: 'invalid_input', field: 'vin', messages: vinCheck.errors };
-    const vin = vinCheck.vin;
+    return this.run(principal, { kind: 'vin', vin: vinCheck.vin }, rawIdempotencyKey);
+  }
+
+  /**
+   * A lookup by lot (GET /api/v1/lots/{auction}/{lot_id}): a search for the lot's VIN in every
+   * other respect. The auction must be one the service holds lots from (a sandbox token: one of
+   * the catalogue's); a lot that is not known is a counted "not found".
+   */
+  async searchByLot(principal: SearchPrincipal, rawAuction: string, rawLotId: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
+    const auctionCheck = checkAuction(rawAuction, principal.sandbox ? SANDBOX_AUCTIONS : await this.knownAuctions(rawAuction));
+    if (!auctionCheck.ok) return { kind: 'invalid_input', field: 'auction', messages: auctionCheck.errors };
+    const lotIdCheck = checkLotId(rawLotId);
+    if (!lotIdCheck.ok) return { kind: 'invalid_input', field: 'lot_id', messages: lotIdCheck.errors };
+    return this.run(principal, { kind: 'lot', lot: { auction: auctionCheck.auction, lotId: lotIdCheck.lotId } }, rawIdempotencyKey);
+  }
+
+  /**
+   * The rest of a search, in the contract's order, whatever it asked for: Idempotency-Key, rate,
+   * lookup, and the commit that counts it (a sandbox token's: records it uncounted).
+   */
+  private async run(principal: SearchPrincipal, subject: Subject, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
     const idempotencyKey = rawIdempotencyKey === undefined ? null : rawIdempotencyKey.trim();
     if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       return {
@@ -58,14 +92,16 @@ export class SearchService {
     }
 
     const { repos, rateLimiter } = this.options;
-    const { subscription } = principal;
-    const rate = await rateLimiter.consume(principal.accountId, subscription.ratePerSecond);
+    const { sandbox } = principal;
     const now = this.now();
-    const period = billingPeriodAt(new Date(subscription.startedAt), now);
+    const allowance = this.allowanceOf(principal, now);
+    // A sandbox token has a window of its own: testing a client never slows the account's live traffic.
+    const rate = await rateLimiter.consume(sandbox ? `${principal.accountId}:sandbox` : principal.accountId, allowance.ratePerSecond);
+    const period = billingPeriodAt(allowance.periodAnchor, now);
     const periodStart = period.start.toISOString();
     const limitsAt = (used: number): LimitsSnapshot => ({
       rate,
-      quota: { limit: subscription.monthlyQuota, used, periodStart: period.start, periodEnd: period.end },
+      quota: { limit: allowance.monthlyQuota, used, periodStart: period.start, periodEnd: period.end },
       now,
     });
 
@@ -73,20 +109,29 @@ export class SearchService {
       return { kind: 'rate_limited', limits: limitsAt(await repos.usageCounters.usedInPeriod(principal.accountId, periodStart)) };
     }
 
-    const lots = await repos.lots.findByVin(vin);
+    const lot = subject.kind === 'lot' ? subject.lot : null;
+    let vin: string | null;
+    if (subject.kind === 'vin') vin = subject.vin;
+    else if (sandbox) vin = sandboxVinOfLot(subject.lot.auction, subject.lot.lotId);
+    else vin = await repos.lots.vinOfLotId(subject.lot.auction, subject.lot.lotId);
+    let lots: Lot[] = [];
+    if (vin !== null) lots = sandbox ? sandboxLots(vin) : await repos.lots.findByVin(vin);
+    const asked = lot === null ? (vin as string) : lotSubject(lot);
     const result = await repos.searchCommit.commit({
       accountId: principal.accountId,
       tokenId: principal.tokenId,
-      vin,
+      vin: vin ?? asked,
+      subject: asked,
       now,
       periodStart,
-      quota: subscription.monthlyQuota,
+      quota: allowance.monthlyQuota,
       lots,
       idempotencyKey,
+      sandbox,
     });
     this.touchToken(principal, now);
 
-    if (result.kind === 'idempotency_conflict') return result;
+    if (result.kind === 'idempotency_conflict') return { kind: 'idempotency_conflict', original: describeSubject(result.originalVin) };
     const limits = limitsAt(result.used);
     if (result.kind === 'quota_exceeded') {
       this.options.metrics.quotaRejections.inc();
@@ -94,8 +139,9 @@ export class SearchService {
     }
     const replayed = result.kind === 'replayed';
     const { search } = result;
-    this.options.metrics.searches.inc({ outcome: replayed ? 'replayed' : search.reportId !== null ? 'found' : 'not_found' });
-    if (search.reportId === null) return { kind: 'not_found', vin: search.vin, replayed, limits };
+    // The metric counts what the quota counts: a sandbox search is not one of them.
+    if (!sandbox) this.options.metrics.searches.inc({ outcome: replayed ? 'replayed' : search.reportId !== null ? 'found' : 'not_found' });
+    if (search.reportId === null) return { kind: 'not_found', vin: search.vin, lot, replayed, limits };
     return {
       kind: 'found',
       replayed,
@@ -110,14 +156,47 @@ export class SearchService {
     };
   }
 
+  /**
+   * The rate and quota a search is held to, and where its billing periods start: the plan in
+   * force; for a sandbox token of an account without one, the sandbox allowance over calendar
+   * months (its searches are never counted, so the quota only fills the headers).
+   */
+  private allowanceOf(principal: SearchPrincipal, now: Date): { ratePerSecond: number; monthlyQuota: number; periodAnchor: Date } {
+    const { subscription } = principal;
+    if (subscription !== null) {
+      return { ratePerSecond: subscription.ratePerSecond, monthlyQuota: subscription.monthlyQuota, periodAnchor: new Date(subscription.startedAt) };
+    }
+    return { ...SANDBOX_ALLOWANCE, periodAnchor: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)) };
+  }
+
+  /**
+   * The auctions the service holds lots from, kept a minute; a word not in the list re-reads it
+   * (at most once a second), so a new auction's first import is found at once.
+   */
+  private async knownAuctions(asked: string): Promise<string[]> {
+    const at = Date.now();
+    const cached = this.auctions;
+    const fresh = cached !== null && at - cached.readAt < AUCTIONS_TTL_MS;
+    const recheck = cached !== null && !cached.list.includes(asked.trim().toLowerCase()) && at - cached.readAt >= AUCTIONS_RECHECK_MS;
+    if (fresh && !recheck) return cached.list;
+    const list = await this.options.repos.lots.auctions();
+    this.auctions = { list, readAt: at };
+    return list;
+  }
+
   /** Idempotency keys answer for 24 hours; the hourly sweep drops the older ones. */
   deleteExpiredIdempotencyKeys(now = this.now()): Promise<number> {
     return this.options.repos.idempotencyKeys.deleteExpired(now);
   }
 
   /** last_used_at is for the customer's token list; minute precision is plenty and saves a write per search. */
-  private touchToken(principal: ActivePrincipal, now: Date): void {
+  private touchToken(principal: SearchPrincipal, now: Date): void {
     if (principal.lastUsedAt !== null && now.getTime() - Date.parse(principal.lastUsedAt) < TOUCH_INTERVAL_MS) return;
     this.options.repos.tokens.touch(principal.tokenId, now).catch((error) => this.options.onBackgroundError?.(error));
   }
+}
+
+/** A search's subject as a customer reads it: `VIN <vin>`, or `lot <auction>/<id>`. */
+function describeSubject(subject: string): string {
+  return subject.includes('/') ? `lot ${subject}` : `VIN ${subject}`;
 }

@@ -23,6 +23,8 @@ export interface AccountsTable {
   id: string;
   email: string;
   created_at: string;
+  /** A report language code, or null: the reader's browser decides. */
+  default_language: string | null;
 }
 
 export interface SubscriptionsTable {
@@ -47,6 +49,8 @@ export interface ApiTokensTable {
   revoked_at: string | null;
   /** Set when the token is rotated: it keeps working until then (0003). */
   expires_at: string | null;
+  /** 1 for a sandbox token, `vh_test_...` (0009). */
+  sandbox: ColumnType<number, number | undefined, number>;
 }
 
 export interface LotsTable {
@@ -92,6 +96,8 @@ export interface ReportsTable {
   created_at: string;
   /** JSON array of Lot objects: the snapshot the report page shows. */
   lots: string;
+  /** 1 when a sandbox token made it from the sandbox catalogue (0009). */
+  sandbox: ColumnType<number, number | undefined, number>;
 }
 
 export interface SearchesTable {
@@ -103,6 +109,8 @@ export interface SearchesTable {
   outcome: 'found' | 'not_found';
   report_id: string | null;
   period_start: string;
+  /** 1 for a sandbox token's search: recorded (its Idempotency-Key names it) but never counted (0009). */
+  sandbox: ColumnType<number, number | undefined, number>;
 }
 
 export interface UsageCountersTable {

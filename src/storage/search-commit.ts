@@ -14,7 +14,10 @@ import type { CommittedSearch } from '../domain/search.ts';
 export interface SearchToCommit {
   accountId: string;
   tokenId: string;
+  /** The VIN the search answers for; for a lot that is not known, the lot it asked for (`copart/12345678`). */
   vin: string;
+  /** What was asked, which a repeat of its Idempotency-Key must ask again: the lot for a lookup by lot; by default the VIN. */
+  subject?: string;
   now: Date;
   /** ISO start of the billing period the search counts in. */
   periodStart: string;
@@ -22,7 +25,15 @@ export interface SearchToCommit {
   /** The lots found; empty means a counted "not found" search with no report. */
   lots: Lot[];
   idempotencyKey: string | null;
+  /**
+   * A sandbox token's search: recorded with its report and key, flagged, and never counted. Its
+   * Idempotency-Keys live apart from the live ones (a key may name one test and one live search).
+   */
+  sandbox?: boolean;
 }
+
+/** Live keys are 1 to 255 visible ASCII characters: a space never occurs in one, so this prefix cannot collide. */
+const SANDBOX_KEY_PREFIX = 'test ';
 
 export type CommitResult =
   | { kind: 'committed'; search: CommittedSearch; used: number }
@@ -62,16 +73,17 @@ export class SearchCommit {
     return this.committer.commit(input);
   }
 
-  private async commitIn(trx: Transaction<Database>, input: SearchToCommit): Promise<CommitResult> {
+  private async commitIn(trx: Transaction<Database>, given: SearchToCommit): Promise<CommitResult> {
+    const input = { ...given, subject: given.subject ?? given.vin, sandbox: given.sandbox ?? false };
     const { usageCounters, reports, searches, idempotencyKeys } = this.stores;
     const at = input.now.toISOString();
-    const key = input.idempotencyKey;
+    const key = input.idempotencyKey === null ? null : input.sandbox ? SANDBOX_KEY_PREFIX + input.idempotencyKey : input.idempotencyKey;
     if (key !== null) {
       const earlier = await this.earlierResult(trx, input, key);
       if (earlier) return earlier;
     }
 
-    const used = await usageCounters.countOne(trx, input);
+    const used = input.sandbox ? await usageCounters.usedInPeriod(input.accountId, input.periodStart, trx) : await usageCounters.countOne(trx, input);
     if (used === null) {
       // On PostgreSQL a request with the same new key may have committed the last search of the
       // quota while this one waited for the counter's row lock; its result is the answer to a
@@ -85,7 +97,7 @@ export class SearchCommit {
 
     const reportId = input.lots.length > 0 ? newReportId() : null;
     if (reportId !== null) {
-      await reports.insert(trx, { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: JSON.stringify(input.lots) });
+      await reports.insert(trx, { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: JSON.stringify(input.lots), sandbox: input.sandbox ? 1 : 0 });
     }
     const search: SearchRow = {
       id: newId('srch'),
@@ -96,10 +108,11 @@ export class SearchCommit {
       outcome: reportId !== null ? 'found' : 'not_found',
       report_id: reportId,
       period_start: input.periodStart,
+      sandbox: input.sandbox ? 1 : 0,
     };
     await searches.insert(trx, search);
     if (key !== null) {
-      await idempotencyKeys.insert(trx, { accountId: input.accountId, key, vin: input.vin, searchId: search.id, at });
+      await idempotencyKeys.insert(trx, { accountId: input.accountId, key, vin: input.subject, searchId: search.id, at });
     }
     return {
       kind: 'committed',
@@ -109,7 +122,7 @@ export class SearchCommit {
   }
 
   /** The answer an earlier search with this Idempotency-Key gives: a replay of it, or a conflict. */
-  private async earlierResult(trx: Transaction<Database>, input: SearchToCommit, key: string): Promise<CommitResult | null> {
+  private async earlierResult(trx: Transaction<Database>, input: SearchToCommit & { subject: string }, key: string): Promise<CommitResult | null> {
     const earlier = await this.stores.idempotencyKeys.earlier(trx, input, key);
     if (earlier === null) return null;
     if (earlier.kind === 'conflict') return { kind: 'idempotency_conflict', originalVin: earlier.originalVin };

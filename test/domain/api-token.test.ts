@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { generateApiToken, hashApiToken, looksLikeApiToken, TOKEN_PREFIX, tokenFromAuthorization } from '../../src/domain/api-token.ts';
+import { generateApiToken, hashApiToken, looksLikeApiToken, TEST_TOKEN_PREFIX, TOKEN_PREFIX, tokenFromAuthorization } from '../../src/domain/api-token.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -34,6 +34,22 @@ describe('generateApiToken', () => {
     expect(hashApiToken(token)).toBe(hash);
     expect(displayPrefix).toBe(token.slice(0, 12));
     expect(displayPrefix.length).toBeLessThan(token.length);
+  });
+});
+
+describe('sandbox tokens', () => {
+  test('vh_test_ and 32 base62 characters, random like live ones, told apart by the prefix alone', () => {
+    expect(TEST_TOKEN_PREFIX).toBe('vh_test_');
+    const { token, hash, displayPrefix } = generateApiToken('test');
+    expect(token).toMatch(/^vh_test_[0-9A-Za-z]{32}$/);
+    expect(hash).toBe(createHash('sha256').update(token, 'utf8').digest('hex'));
+    expect(displayPrefix).toBe(token.slice(0, 12));
+    expect(new Set(Array.from({ length: 200 }, () => generateApiToken('test').token)).size).toBe(200);
+    expect(looksLikeApiToken(token)).toBe(true);
+    expect(tokenFromAuthorization(token)).toBe(token);
+    expect(tokenFromAuthorization(`Bearer ${token}`)).toBe(token);
+    expect(tokenFromAuthorization(`${token} ${generateApiToken().token}`)).toBeNull();
+    expect(looksLikeApiToken(token.replace('vh_test_', 'vh_TEST_'))).toBe(false);
   });
 });
 
@@ -84,7 +100,8 @@ describe('tokenFromAuthorization', () => {
     ['Bearer and a space', 'Bearer '],
     ['garbage', 'hello world'],
     ['a truncated token', token.slice(0, -1)],
-    ['a token of the wrong prefix', token.replace('vh_live_', 'vh_test_')],
+    ['a token of the wrong prefix', token.replace('vh_live_', 'vh_prod_')],
+    ['an operator token', token.replace('vh_live_', 'vh_op_')],
     ['two tokens', `${token} ${token}`],
     ['two tokens after Bearer', `Bearer ${token} ${token}`],
     ['two tokens separated by a comma', `${token},${token}`],

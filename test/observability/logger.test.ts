@@ -33,8 +33,9 @@ describe('the request log', () => {
     await database?.destroy();
   });
 
-  test('API and operator tokens anywhere in a URL are refused and never written to the log', async () => {
+  test('API, sandbox and operator tokens anywhere in a URL are refused and never written to the log', async () => {
     const live = secret('vh_live_');
+    const test = secret('vh_test_');
     const op = secret('vh_op_');
     const urls = [
       `/api/v1/search?vin=1HGCM82633A004352&token=${live}`,
@@ -54,6 +55,9 @@ describe('the request log', () => {
       `/admin/v1/lots/${op}?a=1`,
       `/account?key=${op}`,
       `http://user:${live}@vinhistory.test/api/v1/search`,
+      `/api/v1/search?q=${test}`,
+      `/api/v1/lots/copart/${test}`,
+      `/api/v1/search?q=vh%5Ftest%5F${test.slice(8)}`,
     ];
     for (const url of urls) {
       const res = await app.inject({ method: 'GET', url });
@@ -64,7 +68,7 @@ describe('the request log', () => {
     const text = log.lines.join('\n');
     expect(text).toContain('incoming request');
     expect(text).toContain('[REDACTED]');
-    for (const value of [live, op, live.slice(8), op.slice(6)]) expect(text).not.toContain(value);
+    for (const value of [live, test, op, live.slice(8), test.slice(8), op.slice(6)]) expect(text).not.toContain(value);
     // What is left still says which endpoint was asked for.
     expect(text).toContain('/api/v1/search?vin=1HGCM82633A004352&token=[REDACTED]');
   });

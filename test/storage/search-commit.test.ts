@@ -75,6 +75,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
         outcome: 'found',
         report_id: result.search.reportId,
         period_start: PERIOD,
+        sandbox: 0,
       },
     ]);
     expect(await t.repos.reports.findById(result.search.reportId!)).toEqual({
@@ -83,6 +84,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
       vin,
       createdAt: NOW.toISOString(),
       lots,
+      sandbox: false,
     });
     expect(await ledger(customer)).toEqual({ searches: 1, reports: 1, used: 1, keys: [] });
   });

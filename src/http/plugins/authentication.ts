@@ -2,16 +2,16 @@ import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tokenFromAuthorization } from '../../domain/api-token.ts';
 import { ApiError } from '../../errors.ts';
-import type { ActivePrincipal } from '../../domain/principal.ts';
+import type { SearchPrincipal } from '../../domain/principal.ts';
 import { bearerChallenge } from './bearer-challenge.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the `authenticate` hook on customer API routes. */
-    principal: ActivePrincipal | null;
+    principal: SearchPrincipal | null;
   }
   interface FastifyInstance {
-    /** onRequest hook: a live API token of an account with a subscription in force, or 401/402. */
+    /** onRequest hook: a live API token of an account with a subscription in force, or a sandbox token; else 401/402. */
     authenticateCustomer: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
 }
@@ -31,13 +31,14 @@ export default fp(
       if (token === null) throw bearerChallenge(REALM, Boolean(header));
       const principal = await app.services.apiTokens.authenticate(token);
       if (principal === null) throw bearerChallenge(REALM, true);
-      if (principal.subscription === null) {
+      // A sandbox token may be used before a plan is bought: it searches only the test catalogue.
+      if (principal.subscription === null && !principal.sandbox) {
         throw new ApiError(
           'SUBSCRIPTION_REQUIRED',
           'Your account has no active subscription (expired, cancelled or unpaid). Buy or renew a plan in your personal account to search again.',
         );
       }
-      request.principal = principal as ActivePrincipal;
+      request.principal = principal as SearchPrincipal;
     });
   },
   { name: 'authentication', dependencies: ['services'] },

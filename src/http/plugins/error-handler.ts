@@ -83,9 +83,21 @@ export default fp(
      * a JSON 405 with `Allow` when the path exists for other methods, else a JSON 404; elsewhere
      * the website's not-found page. QUERY, a method no route takes, is 405 on any known path.
      */
+    // hasRoute knows a path only as it was declared: a route with parameters (`/api/v1/lots/:auction/:lot_id`)
+    // is matched against the asked path by its own pattern.
+    const parametric: { method: string; pattern: RegExp }[] = [];
+    app.addHook('onRoute', (route) => {
+      if (!route.url.includes(':')) return;
+      const segments = route.url.split('/').map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+      const pattern = new RegExp(`^${segments.join('/')}$`);
+      for (const method of [route.method].flat()) parametric.push({ method, pattern });
+    });
+    const routed = (method: string, path: string) =>
+      app.hasRoute({ method: method as (typeof HTTP_METHODS)[number], url: path }) || parametric.some((route) => route.method === method && route.pattern.test(path));
+
     const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
       const path = request.url.split('?')[0]!;
-      const allowed = HTTP_METHODS.filter((method) => app.hasRoute({ method, url: path }));
+      const allowed = HTTP_METHODS.filter((method) => routed(method, path));
       const api = isApiPath(path);
       if (allowed.length > 0 && (api || request.method === 'QUERY')) {
         reply.header('allow', allowed.join(', '));

@@ -21,12 +21,13 @@ const CUSTOMERS: Audience = {
   title: 'vinhistory API',
   description:
     'Vehicle auction history by VIN: every known auction lot (damage, odometer, sale price, repair cost, retail value, location, photos) and a shareable report page.\n\n' +
-    'Send your API token in the Authorization header, bare (`Authorization: vh_live_...`) or with the Bearer scheme.\n\n' +
+    'Send your API token in the Authorization header, bare (`Authorization: vh_live_...`) or with the Bearer scheme. ' +
+    'A sandbox token (`vh_test_...`) searches only the documented sandbox catalogue of test vehicles, answers exactly as a live token does, and is never counted.\n\n' +
     'Every answer carries `X-Request-Id`; quote it to support. A documented path asked with another method answers 405 with `Allow` ' +
     '(`#/components/responses/MethodNotAllowed`); an unknown path under /api/ answers a JSON 404 (`#/components/responses/NotFound`).',
   securityScheme: 'apiToken',
   tags: [
-    { name: 'Search', description: 'Look up the auction history of a VIN. Counted against the monthly quota.' },
+    { name: 'Search', description: 'Look up the auction history of a VIN, or of the vehicle of an auction lot. Counted against the monthly quota.' },
     { name: 'Account', description: "The account's plan and usage. Free: not counted." },
   ],
 };
@@ -47,7 +48,7 @@ const SECURITY_SCHEMES = {
     type: 'apiKey',
     in: 'header',
     name: 'Authorization',
-    description: 'Your API token, e.g. `vh_live_...`, optionally preceded by `Bearer `.',
+    description: 'Your API token, e.g. `vh_live_...` (or a sandbox token, `vh_test_...`), optionally preceded by `Bearer `.',
   },
   operatorToken: {
     type: 'apiKey',

@@ -5,6 +5,8 @@ import * as customerAccounts from './0003-customer-accounts.ts';
 import * as operatorTokens from './0004-operator-tokens.ts';
 import * as stripeEventOrder from './0005-stripe-event-order.ts';
 import * as mailQueue from './0006-mail-queue.ts';
+import * as sandboxTokens from './0009-sandbox-tokens.ts';
+import * as reportLanguages from './0010-report-languages.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -17,4 +19,6 @@ export const migrations: Record<string, Migration> = {
   '0004-operator-tokens': operatorTokens,
   '0005-stripe-event-order': stripeEventOrder,
   '0006-mail-queue': mailQueue,
+  '0009-sandbox-tokens': sandboxTokens,
+  '0010-report-languages': reportLanguages,
 };

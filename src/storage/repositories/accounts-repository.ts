@@ -1,12 +1,15 @@
 import type { Db } from '../database.ts';
 import type { AccountRow, SubscriptionRow } from '../schema.ts';
 import { normaliseEmail, type Account } from '../../domain/account.ts';
+import { isReportLanguage, type ReportLanguage } from '../../domain/report-language.ts';
 import { newId } from '../../domain/ids.ts';
 import type { BillingCycle } from '../../domain/principal.ts';
 import type { Subscription } from '../../domain/subscription.ts';
 
 function toAccount(row: AccountRow): Account {
-  return { id: row.id, email: row.email, createdAt: row.created_at };
+  // A code no longer offered reads as none, rather than failing every page of the account.
+  const language = isReportLanguage(row.default_language) ? row.default_language : null;
+  return { id: row.id, email: row.email, createdAt: row.created_at, defaultLanguage: language };
 }
 
 function toSubscription(row: SubscriptionRow): Subscription {
@@ -26,7 +29,7 @@ export class AccountsRepository {
   constructor(private readonly db: Db) {}
 
   async create(email: string, now = new Date()): Promise<Account> {
-    const row: AccountRow = { id: newId('acct'), email: normaliseEmail(email), created_at: now.toISOString() };
+    const row: AccountRow = { id: newId('acct'), email: normaliseEmail(email), created_at: now.toISOString(), default_language: null };
     await this.db.kysely.insertInto('accounts').values(row).execute();
     return toAccount(row);
   }
@@ -43,6 +46,10 @@ export class AccountsRepository {
   async findById(id: string): Promise<Account | undefined> {
     const row = await this.db.kysely.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
     return row && toAccount(row);
+  }
+
+  async setDefaultLanguage(id: string, language: ReportLanguage | null): Promise<void> {
+    await this.db.kysely.updateTable('accounts').set({ default_language: language }).where('id', '=', id).execute();
   }
 }
 

@@ -10,6 +10,7 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export type NewIdempotencyKey = {
   accountId: string;
   key: string;
+  /** What the search asked for: a VIN, or a lot (`copart/12345678`); a repeat must ask the same. */
   vin: string;
   searchId: string;
   at: string;
@@ -30,12 +31,12 @@ export class IdempotencyKeysRepository {
   }
 
   /** The earlier search this key names, if any. A key older than the window is deleted and no longer answers. */
-  async earlier(trx: Kysely<Database>, search: { accountId: string; vin: string; now: Date }, key: string): Promise<EarlierSearch | null> {
+  async earlier(trx: Kysely<Database>, search: { accountId: string; subject: string; now: Date }, key: string): Promise<EarlierSearch | null> {
     const previous = await trx
       .selectFrom('idempotency_keys as k')
       .innerJoin('searches as s', 's.id', 'k.search_id')
       .leftJoin('reports as r', 'r.id', 's.report_id')
-      .select(['k.vin', 'k.created_at as keyCreatedAt', 's.id', 's.report_id', 's.created_at', 'r.lots'])
+      .select(['k.vin', 'k.created_at as keyCreatedAt', 's.id', 's.vin as searchVin', 's.report_id', 's.created_at', 'r.lots'])
       .where('k.account_id', '=', search.accountId)
       .where('k.key', '=', key)
       .executeTakeFirst();
@@ -45,13 +46,14 @@ export class IdempotencyKeysRepository {
       await trx.deleteFrom('idempotency_keys').where('account_id', '=', search.accountId).where('key', '=', key).execute();
       return null;
     }
-    if (previous.vin !== search.vin) return { kind: 'conflict', originalVin: previous.vin };
+    if (previous.vin !== search.subject) return { kind: 'conflict', originalVin: previous.vin };
     return {
       kind: 'replay',
       search: {
         searchId: previous.id,
         reportId: previous.report_id,
-        vin: previous.vin,
+        // The key's subject is what was asked (a VIN, or a lot); the search's VIN is what it answered.
+        vin: previous.searchVin,
         createdAt: previous.created_at,
         lots: previous.lots ? JSON.parse(previous.lots) : [],
       },

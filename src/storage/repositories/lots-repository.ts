@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
 import { compareLotsNewestFirst, LOT_FIELDS, type Lot } from '../../domain/lot.ts';
@@ -26,10 +26,36 @@ const DERIVABLE = new Set<string>(LOT_FIELDS.filter((field) => !['auction', 'lot
 export class LotsRepository {
   /** Built once: every search runs it. */
   private readonly byVin;
+  private readonly vinOfLot;
 
   constructor(private readonly db: Db) {
     const k = db.kysely;
     this.byVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => k.selectFrom('lots').selectAll().where('vin', '=', p.vin));
+    this.vinOfLot = new PreparedQuery(k, ['auction', 'lotId'], (p: { auction: string; lotId: number }) =>
+      k.selectFrom('lots').select('vin').where('auction', '=', p.auction).where('lot_id', '=', p.lotId),
+    );
+  }
+
+  /** The VIN of one lot, or null when the lot is not known. One probe of the primary key (auction, lot_id). */
+  async vinOfLotId(auction: string, lotId: number): Promise<string | null> {
+    const [row] = await this.vinOfLot.execute(this.db.kysely, { auction, lotId });
+    return row?.vin ?? null;
+  }
+
+  /**
+   * Every auction that has lots, in order. A loose index scan of the primary key: one probe per
+   * auction (a handful), not a pass over the table, in both dialects (neither plans DISTINCT on a
+   * leading key column that way by itself).
+   */
+  async auctions(): Promise<string[]> {
+    const { rows } = await sql<{ auction: string | null }>`
+      with recursive a(auction) as (
+        select min(auction) from lots
+        union all
+        select (select min(auction) from lots where lots.auction > a.auction) from a where a.auction is not null
+      )
+      select auction from a where auction is not null`.execute(this.db.kysely);
+    return rows.map((row) => row.auction!);
   }
 
   /** Every lot of a vehicle, newest sale first. One probe of lots_vin_idx. */

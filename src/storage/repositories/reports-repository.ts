@@ -11,6 +11,8 @@ export type NewReport = {
   at: string;
   /** The lots as JSON: the snapshot the report page shows. */
   lots: string;
+  /** 1 for a sandbox token's report, 0 otherwise. */
+  sandbox: number;
 };
 
 export class ReportsRepository {
@@ -18,8 +20,8 @@ export class ReportsRepository {
 
   constructor(private readonly db: Db) {
     const k = db.kysely;
-    this.insertReport = new PreparedQuery(k, ['id', 'accountId', 'vin', 'at', 'lots'], (p) =>
-      k.insertInto('reports').values({ id: p.id, account_id: p.accountId, vin: p.vin, created_at: p.at, lots: p.lots }),
+    this.insertReport = new PreparedQuery(k, ['id', 'accountId', 'vin', 'at', 'lots', 'sandbox'], (p) =>
+      k.insertInto('reports').values({ id: p.id, account_id: p.accountId, vin: p.vin, created_at: p.at, lots: p.lots, sandbox: p.sandbox }),
     );
   }
 
@@ -30,7 +32,7 @@ export class ReportsRepository {
   async findById(id: string): Promise<StoredReport | undefined> {
     const row = await this.db.kysely.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return undefined;
-    return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots: JSON.parse(row.lots) };
+    return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots: JSON.parse(row.lots), sandbox: row.sandbox === 1 };
   }
 
   async countForAccount(accountId: string): Promise<number> {

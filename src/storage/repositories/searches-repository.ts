@@ -10,7 +10,7 @@ export class SearchesRepository {
 
   constructor(private readonly db: Db) {
     const k = db.kysely;
-    const searchColumns = ['id', 'account_id', 'token_id', 'vin', 'created_at', 'outcome', 'report_id', 'period_start'] as const;
+    const searchColumns = ['id', 'account_id', 'token_id', 'vin', 'created_at', 'outcome', 'report_id', 'period_start', 'sandbox'] as const;
     this.insertSearch = new PreparedQuery(k, searchColumns, (p) => k.insertInto('searches').values(p as SearchRow));
   }
 
@@ -18,11 +18,13 @@ export class SearchesRepository {
     return this.insertSearch.execute(trx, search);
   }
 
+  /** Counted searches only: a sandbox token's are recorded but never counted. */
   async countForAccount(accountId: string): Promise<number> {
     const row = await this.db.kysely
       .selectFrom('searches')
       .select((eb) => eb.fn.countAll<string | number>().as('n'))
       .where('account_id', '=', accountId)
+      .where('sandbox', '=', 0)
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
@@ -38,8 +40,9 @@ export class SearchesRepository {
   }
 
   /**
-   * Searches per UTC day in [from, to), for the usage chart. Days without searches are absent.
-   * A range scan of searches_account_idx; substr of the ISO text is the UTC day on both dialects.
+   * Counted searches per UTC day in [from, to), for the usage chart (a sandbox token's searches
+   * use none of the quota and are left out). Days without searches are absent. A range scan of
+   * searches_account_idx; substr of the ISO text is the UTC day on both dialects.
    */
   async dailyCounts(accountId: string, from: string, to: string): Promise<{ day: string; count: number }[]> {
     const day = sql<string>`substr(created_at, 1, 10)`;
@@ -49,6 +52,7 @@ export class SearchesRepository {
       .where('account_id', '=', accountId)
       .where('created_at', '>=', from)
       .where('created_at', '<', to)
+      .where('sandbox', '=', 0)
       .groupBy(day)
       .orderBy(day)
       .execute();

@@ -1,6 +1,6 @@
 import type { Db } from '../database.ts';
 import type { ApiTokenRow } from '../schema.ts';
-import { generateApiToken, hashApiToken, type ApiToken } from '../../domain/api-token.ts';
+import { generateApiToken, hashApiToken, type ApiToken, type ApiTokenKind } from '../../domain/api-token.ts';
 import { newId } from '../../domain/ids.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { revokeLiveToken } from './revoke-token.ts';
@@ -11,6 +11,7 @@ function toApiToken(row: ApiTokenRow): ApiToken {
     id: row.id,
     accountId: row.account_id,
     name: row.name,
+    kind: row.sandbox === 1 ? 'test' : 'live',
     displayPrefix: row.display_prefix,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
@@ -40,6 +41,7 @@ export class TokensRepository {
           't.id as tokenId',
           't.account_id as accountId',
           't.last_used_at as lastUsedAt',
+          't.sandbox as sandbox',
           's.id as subscriptionId',
           's.started_at as startedAt',
           's.billing as billing',
@@ -58,8 +60,8 @@ export class TokensRepository {
   }
 
   /** Creates a token and returns its secret, which is not stored and cannot be shown again. */
-  async create(accountId: string, name: string, now = new Date()): Promise<{ row: ApiToken; token: string }> {
-    const secret = generateApiToken();
+  async create(accountId: string, name: string, now = new Date(), kind: ApiTokenKind = 'live'): Promise<{ row: ApiToken; token: string }> {
+    const secret = generateApiToken(kind);
     const row: ApiTokenRow = {
       id: newId('tok'),
       account_id: accountId,
@@ -70,6 +72,7 @@ export class TokensRepository {
       last_used_at: null,
       revoked_at: null,
       expires_at: null,
+      sandbox: kind === 'test' ? 1 : 0,
     };
     await this.db.kysely.insertInto('api_tokens').values(row).execute();
     return { row: toApiToken(row), token: secret.token };
@@ -105,6 +108,7 @@ export class TokensRepository {
       tokenId: row.tokenId,
       accountId: row.accountId,
       lastUsedAt: row.lastUsedAt,
+      sandbox: row.sandbox === 1,
       subscription: hasSubscription
         ? {
             id: row.subscriptionId!,
@@ -153,7 +157,8 @@ export class TokensRepository {
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 0) return null;
       const previous = await trx.selectFrom('api_tokens').selectAll().where('id', '=', tokenId).executeTakeFirstOrThrow();
-      const secret = generateApiToken();
+      // The successor is of the same kind: rotating a test token never makes a live one.
+      const secret = generateApiToken(previous.sandbox === 1 ? 'test' : 'live');
       const row: ApiTokenRow = {
         id: newId('tok'),
         account_id: accountId,
@@ -164,6 +169,7 @@ export class TokensRepository {
         last_used_at: null,
         revoked_at: null,
         expires_at: null,
+        sandbox: previous.sandbox,
       };
       await trx.insertInto('api_tokens').values(row).execute();
       return { row: toApiToken(row), token: secret.token, previous: toApiToken(previous) };

@@ -77,6 +77,8 @@ export interface TokenView {
   id: string;
   name: string;
   prefix: string;
+  /** A sandbox token (`vh_test_...`). */
+  test: boolean;
   created: string;
   lastUsed: string | null;
   state: 'active' | 'expiring' | 'expired' | 'revoked';
@@ -101,6 +103,7 @@ export function tokenView(token: ApiToken, now: Date): TokenView {
     id: token.id,
     name: token.name,
     prefix: `${token.displayPrefix}…`,
+    test: token.kind === 'test',
     created: day(token.createdAt),
     lastUsed: token.lastUsedAt ? formatDateTime(token.lastUsedAt) : null,
     state,

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../accounts/validation.ts';
 import { firstErrors, formatWait } from '../site/present.ts';
+import { REPORT_LANGUAGE_NAMES, REPORT_LANGUAGES } from '../../domain/report-language.ts';
 import { accountOf } from './current-account.ts';
 
 const Form = Type.Record(Type.String(), Type.Unknown());
@@ -10,16 +11,24 @@ const Form = Type.Record(Type.String(), Type.Unknown());
 const NOTICES: Record<string, string> = {
   'password-changed': 'Your password is changed. Every other browser has been logged out.',
   'sessions-ended': 'Every other browser has been logged out.',
+  'language-saved': 'Your reports\' language is saved.',
 };
+
+/** The choices of the report-language select: none (the reader's browser), then each language. */
+const LANGUAGE_OPTIONS = [
+  { value: '', label: 'The reader\'s browser language (English if we do not write it)' },
+  ...REPORT_LANGUAGES.map((code) => ({ value: code, label: `${REPORT_LANGUAGE_NAMES[code]} (${code})` })),
+];
 
 /** Sign-in settings: the password, and the other browsers logged in to the account. */
 const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app;
   async function renderSettings(request: FastifyRequest, reply: FastifyReply, extra: { errors?: Record<string, string>; notice?: string | null }, status = 200) {
     const account = accountOf(request);
-    const [hasPassword, sessions] = await Promise.all([
+    const [hasPassword, sessions, language] = await Promise.all([
       services.auth.hasPassword(account.id),
       services.sessions.countLive(account.id),
+      services.accounts.defaultLanguage(account.id),
     ]);
     return reply.page(
       'account/settings',
@@ -34,6 +43,8 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         errors: extra.errors ?? {},
         notice: extra.notice ?? null,
         minLength: PASSWORD_MIN_LENGTH,
+        languageOptions: LANGUAGE_OPTIONS,
+        defaultLanguage: language ?? '',
       },
       status,
     );
@@ -62,6 +73,12 @@ const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // A new session id after a change of credentials, as after log-in.
     await reply.startWebSession(account);
     return reply.seeOther('/account/settings?done=password-changed');
+  });
+
+  app.post('/settings/report-language', { schema: { hide: true, body: Form } }, async (request, reply) => {
+    const outcome = await services.accounts.setDefaultLanguage(accountOf(request).id, request.body.default_language);
+    if (outcome.kind === 'invalid') return renderSettings(request, reply, { errors: { default_language: outcome.message } }, 422);
+    return reply.seeOther('/account/settings?done=language-saved');
   });
 
   app.post('/settings/sessions/end-others', { schema: { hide: true } }, async (request, reply) => {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { TOKEN_ROTATION_GRACE_MS } from '../../domain/api-token.ts';
+import { TOKEN_ROTATION_GRACE_MS, type ApiTokenKind } from '../../domain/api-token.ts';
 import { formatDateTime } from '../format.ts';
 import { accountOf } from './current-account.ts';
 import { tokenView } from './present-account.ts';
@@ -17,6 +17,8 @@ const NOTICES: Record<string, string> = {
 interface Created {
   token: string;
   name: string;
+  /** A sandbox token (`vh_test_...`). */
+  test: boolean;
   /** For a rotation: the old token's name and until when it still works. */
   replaces: { prefix: string; until: string } | null;
 }
@@ -28,7 +30,7 @@ interface Created {
 const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { apiTokens, payments } = app.services;
 
-  async function renderTokens(request: FastifyRequest, reply: FastifyReply, extra: { created?: Created; error?: string; nameError?: string; name?: string; notice?: string | null }, status = 200) {
+  async function renderTokens(request: FastifyRequest, reply: FastifyReply, extra: { created?: Created; error?: string; nameError?: string; name?: string; kind?: ApiTokenKind; notice?: string | null }, status = 200) {
     const account = accountOf(request);
     const now = new Date();
     const [tokens, subscription] = await Promise.all([apiTokens.list(account.id), payments.billing.inForce(account.id, now)]);
@@ -46,6 +48,7 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
         nameError: extra.nameError ?? null,
         notice: extra.notice ?? null,
         name: extra.name ?? '',
+        kind: extra.kind ?? 'live',
         hasPlan: subscription !== undefined,
         graceHours: GRACE_HOURS,
         apiUrl: `${app.services.config.publicBaseUrl}/api/v1/search`,
@@ -61,14 +64,16 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/tokens', { schema: { hide: true, body: Form } }, async (request, reply) => {
     const account = accountOf(request);
     const raw = typeof request.body.name === 'string' ? request.body.name.trim().replace(/\s+/g, ' ') : '';
+    // Live unless the test choice is made: a form without the field (an older page) makes what it always made.
+    const kind: ApiTokenKind = request.body.kind === 'test' ? 'test' : 'live';
     if (raw.length === 0 || raw.length > 100) {
-      return renderTokens(request, reply, { nameError: 'Give the token a name of 1 to 100 characters, such as “production server”.', name: raw }, 422);
+      return renderTokens(request, reply, { nameError: 'Give the token a name of 1 to 100 characters, such as “production server”.', name: raw, kind }, 422);
     }
-    const created = await apiTokens.create(account.id, raw, new Date());
+    const created = await apiTokens.create(account.id, raw, new Date(), kind);
     if (created.kind === 'too-many') {
-      return renderTokens(request, reply, { error: `An account can have ${created.limit} live tokens. Revoke one you no longer use first.`, name: raw }, 409);
+      return renderTokens(request, reply, { error: `An account can have ${created.limit} live tokens. Revoke one you no longer use first.`, name: raw, kind }, 409);
     }
-    return renderTokens(request, reply, { created: { token: created.secret, name: raw, replaces: null } }, 201);
+    return renderTokens(request, reply, { created: { token: created.secret, name: raw, test: kind === 'test', replaces: null } }, 201);
   });
 
   app.post('/tokens/:id/rotate', { schema: { hide: true, params: TokenParams } }, async (request, reply) => {
@@ -84,6 +89,7 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
         created: {
           token: rotated.secret,
           name: rotated.token.name,
+          test: rotated.token.kind === 'test',
           replaces: { prefix: `${rotated.previous.displayPrefix}…`, until: formatDateTime(rotated.previous.expiresAt!) },
         },
       },

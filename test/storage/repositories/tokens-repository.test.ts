@@ -28,6 +28,7 @@ describe.each(DIALECTS)('TokensRepository (%s)', (dialect) => {
       id: expect.stringMatching(/^tok_[0-9a-z]{16}$/),
       accountId,
       name: 'production key',
+      kind: 'live',
       displayPrefix: token.slice(0, 12),
       createdAt: '2026-03-04T05:06:07.089Z',
       lastUsedAt: null,
@@ -45,6 +46,7 @@ describe.each(DIALECTS)('TokensRepository (%s)', (dialect) => {
       last_used_at: null,
       revoked_at: null,
       expires_at: null,
+      sandbox: 0,
     });
     for (const value of Object.values(stored)) expect(value).not.toBe(token);
   });
@@ -58,6 +60,7 @@ describe.each(DIALECTS)('TokensRepository (%s)', (dialect) => {
       tokenId: customer.tokenId,
       accountId: customer.accountId,
       lastUsedAt: null,
+      sandbox: false,
       subscription: {
         id: sub!.id,
         startedAt: startedAt.toISOString(),
@@ -91,7 +94,7 @@ describe.each(DIALECTS)('TokensRepository (%s)', (dialect) => {
   test('authenticate: a token of an account with no subscription in force has subscription null', async () => {
     const accountId = await newAccountId();
     const { row, token } = await t.repos.tokens.create(accountId, 'no plan');
-    expect(await t.repos.tokens.authenticate(token)).toEqual({ tokenId: row.id, accountId, lastUsedAt: null, subscription: null });
+    expect(await t.repos.tokens.authenticate(token)).toEqual({ tokenId: row.id, accountId, lastUsedAt: null, sandbox: false, subscription: null });
 
     // Only an ended, a cancelled and a future subscription: still none in force.
     const now = new Date('2026-06-15T00:00:00.000Z');

@@ -65,34 +65,37 @@ describe.each(DIALECTS)('report page on %s', (dialect) => {
   });
   afterAll(async () => t?.close());
 
-  it('renders the report of a search as an HTML page with every lot, newest first', async () => {
+  it('renders the report of a search as an HTML page with every lot, upcoming first, then newest first', async () => {
     const res = await t.app.inject({ url: await search() });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.headers['x-robots-tag']).toBe('noindex, nofollow');
     const html = res.body;
 
-    expect(html).toMatch(/^<!doctype html>\s*<html lang="en">/);
+    expect(html).toMatch(/^<!doctype html>\s*<html lang="en" dir="ltr">/);
     expect(html).toContain('<meta name="robots" content="noindex, nofollow">');
     expect(html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
     expect(html).toMatch(/<link rel="stylesheet" href="\/assets\/app\.css\?v=[0-9a-f]{10}">/);
     expect(html).toContain(`<title>2013 FORD F-150 SUPERCREW · VIN ${vin} · auction history · vinhistory</title>`);
-    expect(html).toContain(`<h1 id="report-title">2013 FORD F-150 SUPERCREW</h1>`);
+    expect(html).toContain(`<h1 id="report-title"><bdi>2013 FORD F-150 SUPERCREW</bdi></h1>`);
     expect(html).toContain(`<span class="vin__value">${vin}</span>`);
     expect(html).toContain('<main id="main"');
     expect(html).toContain('3 auction lots');
 
-    const positions = ['Lot 41000001', 'Lot 35000002', 'Lot 41000003'].map((label) => html.indexOf(label));
+    // The upcoming lot (no sale date) first and labelled, then the newest sale first.
+    const positions = ['Lot 41000003', 'Lot 41000001', 'Lot 35000002'].map((label) => html.indexOf(label));
     expect(positions.every((position) => position > 0)).toBe(true);
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
 
-    for (const text of ['$12,345', '$23,456', '$7,890', '$3,100', '172,691 mi', 'Jun 12, 2024', 'Jan 5, 2022', 'Sale date not reported']) {
+    for (const text of ['$12,345', '$23,456', '$7,890', '$3,100', '172,691 mi', 'Jun 12, 2024', 'Jan 5, 2022', 'No sale date yet', '<span class="lot__upcoming">Upcoming</span>']) {
       expect(html).toContain(text);
     }
-    expect(html).toContain('<dt>Location</dt><dd>DALLAS, 75201</dd>');
-    expect(html).toContain('<dt>Engine</dt><dd>3.5L 6</dd>');
-    expect(html).toContain('<dt>Title document</dt><dd>SALVAGE CERTIFICATE (TX)</dd>');
-    expect(html).toMatch(/Report made at <time datetime="\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z">\w{3} \d{1,2}, \d{4} at \d{2}:\d{2} UTC<\/time>/);
+    expect(html).toContain('<dt>Location</dt><dd><bdi>Dallas, 75201</bdi></dd>');
+    expect(html).toContain('<dt>Engine</dt><dd><bdi>3.5L 6</bdi></dd>');
+    // Display casing is evened out on the page (the JSON keeps the auction's words).
+    expect(html).toContain('<dt>Title document</dt><dd><bdi>Salvage certificate (TX)</bdi></dd>');
+    expect(html).toContain('<dt>Primary damage</dt><dd><bdi>Front end</bdi></dd>');
+    expect(html).toMatch(/Report made at <time datetime="\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z">\w{3} \d{1,2}, \d{4}, \d{2}:\d{2} UTC<\/time>/);
     expect(html).toContain('This page is a snapshot');
 
     // Unknown values are dashes or left out, never spelled out.
@@ -105,7 +108,8 @@ describe.each(DIALECTS)('report page on %s', (dialect) => {
     const html = (await t.app.inject({ url: await search() })).body;
     expect(html).not.toContain('<script>alert');
     expect(html).toContain('&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;');
-    expect(html).not.toMatch(/<script|\sstyle=|\son[a-z]+=/i);
+    // Scripts only from our origin's files, no inline script, style attribute or handler.
+    expect(html).not.toMatch(/<script(?![^>]*\ssrc="\/assets\/report\.js\?v=[0-9a-f]{10}")|\sstyle=|\son[a-z]+=/i);
 
     expect(html).toContain(
       '<a href="https://cs.copart.com/v1/41000001/2.jpg?w=1&amp;h=2" target="_blank" rel="noopener noreferrer"><img src="https://cs.copart.com/v1/41000001/2.jpg?w=1&amp;h=2" alt="Photo 2 of 2, Copart lot 41000001" loading="lazy"',
@@ -124,10 +128,10 @@ describe.each(DIALECTS)('report page on %s', (dialect) => {
     ]);
     const html = (await t.app.inject({ url: path })).body;
     expect(html).toContain('$12,345');
-    expect(html).toContain('FRONT END');
+    expect(html).toContain('Front end');
     expect(html).toContain('3 auction lots');
     expect(html).not.toContain('$99,999');
-    expect(html).not.toContain('ROLLOVER');
+    expect(html).not.toContain('Rollover');
     expect(html).not.toContain('41000009');
 
     const fresh = (await t.app.inject({ url: await search() })).body;
@@ -227,7 +231,7 @@ describe('report view model', () => {
       { label: 'Model', value: 'GL CLASS' },
       { label: 'Type', value: 'SUV' },
     ]);
-    expect(view.madeAt).toEqual({ text: 'Nov 21, 2026 at 07:55 UTC', datetime: '2026-11-21T07:55:12.123Z' });
+    expect(view.madeAt).toEqual({ before: 'Report made at ', text: 'Nov 21, 2026, 07:55 UTC', after: '.', datetime: '2026-11-21T07:55:12.123Z' });
     expect(view.lotCount).toBe('2 auction lots');
     expect(reportTitle(view)).toBe(`2010 MERCEDES-BENZ GL CLASS · VIN ${vin} · auction history`);
   });
@@ -247,14 +251,14 @@ describe('report view model', () => {
     ).lots;
     expect(lot!.anchor).toBe('lot-iaai-35000002');
     expect(lot!.auction).toBe('IAAI');
-    expect(lot!.saleDate).toEqual({ text: 'Jun 12, 2024', datetime: '2024-06-12T15:30:00.000Z' });
+    expect(lot!.saleDate).toEqual({ before: 'Sold ', text: 'Jun 12, 2024', after: '', datetime: '2024-06-12T15:30:00.000Z' });
     expect(lot!.figures).toEqual([
       { label: 'Sale price', value: '$7,300' },
-      { label: 'Odometer', value: '88,123 mi', note: 'ACTUAL' },
+      { label: 'Odometer', value: '88,123 mi', note: '141,820 km · Actual' },
       { label: 'Retail value', value: null },
       { label: 'Repair cost', value: null },
     ]);
-    expect(lot!.details).toEqual([{ title: 'Vehicle', fields: [{ label: 'Color', value: 'RED' }] }]);
+    expect(lot!.details).toEqual([{ title: 'Vehicle', fields: [{ label: 'Color', value: 'Red' }] }]);
     expect(lot!.photos).toEqual([]);
   });
 
@@ -262,7 +266,7 @@ describe('report view model', () => {
     const [lot] = presentReport(report([makeLot({ vin, odometer_type: 'EXEMPT', location: 'VALLEJO' })])).lots;
     expect(lot!.figures[1]).toEqual({ label: 'Odometer', value: null });
     expect(lot!.details).toEqual([
-      { title: 'Condition and title', fields: [{ label: 'Odometer type', value: 'EXEMPT' }, { label: 'Location', value: 'VALLEJO' }] },
+      { title: 'Condition and title', fields: [{ label: 'Odometer type', value: 'Exempt' }, { label: 'Location', value: 'Vallejo' }] },
     ]);
   });
 
@@ -271,8 +275,8 @@ describe('report view model', () => {
       report([makeLot({ vin, lot_id: 26519090, images: ['https://a.test/1.jpg', 'javascript:alert(1)', '/relative.jpg', 'http://b.test/2.jpg'] })]),
     ).lots;
     expect(lot!.photos).toEqual([
-      { src: 'https://a.test/1.jpg', alt: 'Photo 1 of 2, Copart lot 26519090' },
-      { src: 'http://b.test/2.jpg', alt: 'Photo 2 of 2, Copart lot 26519090' },
+      { src: 'https://a.test/1.jpg', href: 'https://a.test/1.jpg', alt: 'Photo 1 of 2, Copart lot 26519090' },
+      { src: 'http://b.test/2.jpg', href: 'http://b.test/2.jpg', alt: 'Photo 2 of 2, Copart lot 26519090' },
     ]);
   });
 

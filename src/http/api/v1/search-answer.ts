@@ -17,7 +17,10 @@ export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): Fasti
     case 'not_found': {
       const headers = limitHeaders(outcome.limits);
       if (outcome.replayed) headers['idempotent-replayed'] = 'true';
-      throw new ApiError('NO_RECORDS', `No auction records were found for VIN ${outcome.vin}.`, { headers });
+      const message = outcome.lot
+        ? `No lot ${outcome.lot.lotId} is known at ${outcome.lot.auction}.`
+        : `No auction records were found for VIN ${outcome.vin}.`;
+      throw new ApiError('NO_RECORDS', message, { headers });
     }
     case 'rate_limited': {
       const { rate } = outcome.limits;
@@ -37,7 +40,7 @@ export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): Fasti
     }
     case 'idempotency_conflict':
       throw validationError('Idempotency-Key', [
-        `This Idempotency-Key was used for VIN ${outcome.originalVin} in the last 24 hours; use a new key for another VIN.`,
+        `This Idempotency-Key was used for ${outcome.original} in the last 24 hours; use a new key for another search.`,
       ]);
     case 'invalid_input':
       throw validationError(outcome.field, outcome.messages);

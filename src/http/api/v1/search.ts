@@ -17,7 +17,7 @@ const VinField = Type.String({
   examples: ['4JGBF7BE5AA585531'],
 });
 
-const IdempotencyHeaders = Type.Object({
+export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
       description: 'Optional: 1 to 255 visible ASCII characters (surrounding spaces ignored). Repeating a key with the same VIN within 24 hours returns the same report and is not counted again.',
@@ -40,7 +40,7 @@ function leftToTheService(error: Error & { validation?: FastifySchemaValidationE
 }
 
 /** Documented on every search response that reports the limits (200, 404, 429). */
-const limitHeaders: Record<string, HeaderDoc> = {
+export const limitHeaders: Record<string, HeaderDoc> = {
   'RateLimit-Policy': { type: 'string', description: 'Structured field (IETF draft): "second";q=<rate>;w=1, "month";q=<quota>;w=<period seconds>' },
   RateLimit: { type: 'string', description: 'Structured field (IETF draft): "second";r=<remaining>;t=<seconds>, "month";r=<remaining>;t=<seconds to the period reset>' },
   'X-RateLimit-Limit': { type: 'integer', description: 'Searches per second of the plan.' },
@@ -48,7 +48,7 @@ const limitHeaders: Record<string, HeaderDoc> = {
 };
 
 /** On a 200 or 404 that repeats an earlier search of the same Idempotency-Key (not counted again). */
-const replayedHeader: Record<string, HeaderDoc> = {
+export const replayedHeader: Record<string, HeaderDoc> = {
   'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present (`true`) when the answer repeats an earlier search made with the same Idempotency-Key; absent otherwise.' },
 };
 

@@ -1,0 +1,59 @@
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Where the service may send a request a customer or a feed gave it (webhook deliveries, photo
+ * fetches): only to public addresses over https, unless the operator says otherwise. A URL's name
+ * proves nothing (`evil.example` may resolve to 127.0.0.1), so the address is checked again when
+ * the connection is made; see outbound-client.ts.
+ */
+export interface OutboundPolicy {
+  /** OUTBOUND_ALLOW_PRIVATE=true: loopback, link-local and private addresses allowed (tests, private networks). */
+  readonly allowPrivate: boolean;
+  /** Plain http:// allowed: outside production, or with allowPrivate. */
+  readonly allowPlainHttp: boolean;
+}
+
+export function outboundPolicy(options: { allowPrivate: boolean; isProduction: boolean }): OutboundPolicy {
+  return Object.freeze({ allowPrivate: options.allowPrivate, allowPlainHttp: options.allowPrivate || !options.isProduction });
+}
+
+/**
+ * True for an address on the public internet. Everything ipaddr.js does not call plain unicast is
+ * refused: loopback, private and unique-local, link-local (cloud metadata at 169.254.169.254),
+ * carrier-grade NAT, multicast, reserved, documentation and the unspecified address. An IPv6 form of
+ * an IPv4 address (::ffff:10.0.0.1, NAT64, 6to4, Teredo) is judged by the IPv4 address inside it
+ * where one can be read, and refused otherwise.
+ */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
+    else if (v6.range() !== 'unicast') return false;
+  }
+  return parsed.range() === 'unicast';
+}
+
+export type UrlCheck =
+  | { readonly ok: true; readonly url: URL }
+  | { readonly ok: false; readonly reason: string };
+
+/** The checks that can be made before any name is resolved: scheme, credentials, a literal address. */
+export function checkOutboundUrl(input: string | URL, policy: OutboundPolicy): UrlCheck {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    return { ok: false, reason: 'not an absolute URL' };
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowPlainHttp)) {
+    return { ok: false, reason: policy.allowPlainHttp ? 'only http:// and https:// URLs are allowed' : 'only https:// URLs are allowed' };
+  }
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'URLs with a user name or password are not allowed' };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (ipaddr.isValid(host) && !policy.allowPrivate && !isPublicAddress(host)) {
+    return { ok: false, reason: `${host} is not a public address` };
+  }
+  return { ok: true, url };
+}
