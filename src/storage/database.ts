@@ -1,4 +1,4 @@
-import { Kysely, Migrator, sql, type MigrationResultSet } from 'kysely';
+import { Kysely, Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
 import { isPostgresBusy, isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
 import { isSqliteBusy, isSqliteUniqueViolation, openSqlite } from './dialects/sqlite/connection.ts';
@@ -91,12 +91,18 @@ export function isDatabaseBusy(error: unknown): boolean {
 }
 
 /**
- * The migrator for this database and the one migration set. On PostgreSQL it is pinned to the
- * current schema: Kysely otherwise looks for its bookkeeping tables in every schema of the
- * database, so a second schema holding them (another deployment, a parallel test) makes it skip
- * creating its own and then fail on "relation kysely_migration_lock does not exist".
+ * The migrator for this database and the one migration set (another set only for tests). On
+ * PostgreSQL it is pinned to the current schema: Kysely otherwise looks for its bookkeeping tables
+ * in every schema of the database, so a second schema holding them (another deployment, a
+ * parallel test) makes it skip creating its own and then fail on "relation kysely_migration_lock
+ * does not exist".
+ *
+ * Migrations may arrive out of order: numbers are handed out to work in progress, so one may be
+ * merged after a higher one has already run somewhere (0006 after 0009). Kysely refuses that by
+ * default ("corrupted migrations"); each migration here touches tables of its own, so the late one
+ * simply runs.
  */
-export async function createMigrator(db: Db): Promise<Migrator> {
+export async function createMigrator(db: Db, set: Record<string, Migration> = migrations): Promise<Migrator> {
   let migrationTableSchema: string | undefined;
   if (db.dialect === 'postgres') {
     const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
@@ -104,7 +110,8 @@ export async function createMigrator(db: Db): Promise<Migrator> {
   }
   return new Migrator({
     db: db.kysely,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => set },
+    allowUnorderedMigrations: true,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
 }

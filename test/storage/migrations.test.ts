@@ -85,6 +85,17 @@ describe.each(DIALECTS)('migrations (%s)', (dialect) => {
     expect(await planCodes(db)).toEqual(['professional', 'standard', 'vip']);
   });
 
+  test('a migration merged after higher ones have run (0006 after 0009) runs at the next start', async () => {
+    const db = await empty();
+    const without = Object.fromEntries(Object.entries(migrations).filter(([name]) => name !== '0006-mail-queue'));
+    const earlier = await (await createMigrator(db, without)).migrateToLatest();
+    expect(earlier.error).toBeUndefined();
+    expect(await tables(db)).not.toContain('mail_queue');
+    const late = await migrateToLatest(db);
+    expect(late.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([['0006-mail-queue', 'Up', 'Success']]);
+    expect(await tables(db)).toEqual(TABLES);
+  });
+
   test('down works on a database holding data', async () => {
     const db = await empty();
     await migrateToLatest(db);
