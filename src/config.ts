@@ -17,6 +17,11 @@ const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres|postgresql)://' })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
+  /**
+   * How long a statement waits for a lock another connection holds (SQLite's busy timeout,
+   * PostgreSQL's lock_timeout) before the request is answered 503 with Retry-After.
+   */
+  DATABASE_LOCK_TIMEOUT_MS: Type.String({ pattern: '^[0-9]{1,7}$', default: '5000' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** How long a rate-limit decision may wait for Redis before the instance decides alone. */
   REDIS_TIMEOUT_MS: Type.String({ pattern: '^[0-9]{1,5}$', default: '50' }),
@@ -114,6 +119,8 @@ export interface Config {
   readonly host: string;
   readonly dataDir: string;
   readonly database: DatabaseConfig;
+  /** The lock wait of every database connection, in ms (openDatabase's lockTimeoutMs). */
+  readonly databaseLockTimeoutMs: number;
   /** Base of every report_url, without a trailing slash. Never derived from a request. */
   readonly publicBaseUrl: string;
   readonly logLevel: Env['LOG_LEVEL'];
@@ -151,6 +158,7 @@ const HINTS: Record<string, string> = {
   PUBLIC_BASE_URL: 'an absolute http(s) URL such as https://api.example.com',
   REDIS_URL: 'a redis:// or rediss:// URL',
   REDIS_TIMEOUT_MS: 'a whole number of milliseconds, e.g. 50',
+  DATABASE_LOCK_TIMEOUT_MS: 'a whole number of milliseconds, e.g. 5000',
   REQUEST_TIMEOUT_MS: 'a whole number of milliseconds from 100 to 9999999, e.g. 60000',
   METRICS_TOKEN: 'at least 16 characters',
   COOKIE_SECRET: 'at least 32 characters',
@@ -221,6 +229,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST,
     dataDir,
     database: Object.freeze(database),
+    databaseLockTimeoutMs: Number(env.DATABASE_LOCK_TIMEOUT_MS),
     publicBaseUrl,
     logLevel: env.LOG_LEVEL,
     redisUrl: env.REDIS_URL ?? null,

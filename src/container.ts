@@ -14,6 +14,8 @@ import { SearchService } from './search/search-service.ts';
 import { VinPreviewService } from './search/vin-preview.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
+import { MailQueue } from './accounts/mail/mail-queue.ts';
+import { MailDeliveryWorker, type MailDeliveryTuning } from './accounts/mail/mail-delivery-worker.ts';
 import { AccountAuthService } from './accounts/account-auth-service.ts';
 import { AccountService } from './accounts/account-service.ts';
 import { ApiTokenService } from './accounts/api-tokens.ts';
@@ -43,7 +45,10 @@ import { MediaService } from './media/media-service.ts';
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
 export interface ContainerOverrides {
+  /** The mail delivery worker's transport (SMTP or the outbox by default). */
   mailer?: MailSender;
+  /** Shorter polls and retries for tests. */
+  mailDelivery?: Partial<MailDeliveryTuning>;
   stripeClient?: Stripe;
   stripeApiBase?: StripeApiBase;
   /** The origin of Stripe's checkout pages, allowed as a form target by the pages' CSP. */
@@ -90,6 +95,10 @@ export interface Container {
   readonly invoices: InvoiceService;
   readonly sessions: SessionService;
   readonly auth: AccountAuthService;
+  /** Account mail waiting to be sent, for the operator (`vinhistory mail status`). */
+  readonly mail: MailQueue;
+  /** Sends queued mail; `vinhistory serve` starts it, tests `drain()` it. */
+  readonly mailDelivery: MailDeliveryWorker;
   readonly payments: PaymentsSetup;
   readonly stripeWebhooks: StripeWebhookHandler | null;
   readonly stripeCheckoutOrigin: string;
@@ -109,7 +118,7 @@ export interface Container {
   readonly deliveryWorker: DeliveryWorker;
   /** The photo archive: its store, the serving side and the archiver (off: no store). */
   readonly media: MediaService;
-  /** Closes what the container opened (the rate limiter's Redis connection, the mailer); not the database. */
+  /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
   close(): Promise<void>;
 }
 
@@ -154,7 +163,17 @@ export function createContainer(options: ContainerOptions): Container {
   const hasher = new PasswordHasher(overrides.passwordCost);
   const sessions = new SessionService(repos);
   const mailer = overrides.mailer ?? createMailSender(config, log);
-  const auth = new AccountAuthService({ db, repos, hasher, sessions, mailer, publicBaseUrl: config.publicBaseUrl, resetPath: RESET_PASSWORD_PATH, log });
+  const mail = new MailQueue(repos.mailQueue);
+  const auth = new AccountAuthService({ db, repos, hasher, sessions, mail, publicBaseUrl: config.publicBaseUrl, resetPath: RESET_PASSWORD_PATH });
+  const mailDelivery = new MailDeliveryWorker({
+    repository: repos.mailQueue,
+    queue: mail,
+    transport: mailer,
+    prepare: { password_reset: (queued, now) => auth.prepareResetMail(queued, now) },
+    log: log.child({ component: 'mail-delivery' }),
+    ...(options.now ? { now: options.now } : {}),
+    ...(overrides.mailDelivery ? { tuning: overrides.mailDelivery } : {}),
+  });
   const payments = createPayments({
     config,
     db,
@@ -207,6 +226,8 @@ export function createContainer(options: ContainerOptions): Container {
     invoices: new InvoiceService({ db, repos }),
     sessions,
     auth,
+    mail,
+    mailDelivery,
     payments,
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
@@ -219,6 +240,7 @@ export function createContainer(options: ContainerOptions): Container {
     deliveryWorker,
     media,
     close: async () => {
+      await mailDelivery.stop();
       await deliveryWorker.stop();
       await media.close();
       await pdfRenderer.close();

@@ -17,12 +17,14 @@ const SHUTDOWN_GRACE_MS = 15_000;
 /**
  * Starts the process: database, migrations, first-run demo data, the app, the port, and a clean
  * shutdown on SIGTERM/SIGINT: stop accepting, let in-flight requests finish (each one's count,
- * search record and report commit together or not at all), then close Redis and the database.
- * The webhook delivery worker runs here too unless WEBHOOK_WORKER=false.
+ * search record and report commit together or not at all), let the mail worker finish the sends
+ * under way, then close Redis and the database. The webhook delivery worker runs here too unless
+ * WEBHOOK_WORKER=false.
  */
 export async function startServer(config: Config): Promise<void> {
   const log = createLogger(config);
   const db = await openDatabase(config.database, {
+    lockTimeoutMs: config.databaseLockTimeoutMs,
     backgroundCheckpoint: true,
     onBackgroundError: (message) => log.warn({ error: message }, 'sqlite checkpoint failed'),
   });
@@ -37,6 +39,8 @@ export async function startServer(config: Config): Promise<void> {
 
   // Listen first: a start that fails (port taken) must exit non-zero and print no demo token.
   await app.listen({ port: config.port, host: config.host });
+  // Sends the mail queued by requests (and any left by a previous run); stopped by services.close().
+  services.mailDelivery.start();
   if (!config.isProduction) await ensureDemoData({ config, services, log: app.log });
   if (config.webhooks.workerInServe) services.deliveryWorker.start();
   // With the photo archive on, this instance copies queued photos in the background (docs/media.md).

@@ -1,10 +1,11 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Account } from '../domain/account.ts';
+import type { ClaimedMail } from '../domain/mail.ts';
 import type { Db } from '../storage/database.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { inTransaction } from '../storage/transaction.ts';
-import type { MailSender } from './mail/mail-sender.ts';
-import { passwordResetMessage } from './mail/messages.ts';
+import type { PreparedMail } from './mail/mail-delivery-worker.ts';
+import type { MailQueue } from './mail/mail-queue.ts';
+import { passwordResetMail, withResetLink } from './mail/messages.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 import { hashSecret, newSecret, type SessionService } from './session-service.ts';
 import {
@@ -39,11 +40,11 @@ export interface AccountAuthDeps {
   repos: Repositories;
   hasher: PasswordHasher;
   sessions: SessionService;
-  mailer: MailSender;
+  /** Reset mail is queued here and sent after the answer by the delivery worker. */
+  mail: MailQueue;
   publicBaseUrl: string;
   /** Where the reset page lives, under PUBLIC_BASE_URL. */
   resetPath: string;
-  log: FastifyBaseLogger;
 }
 
 const WRONG_CREDENTIALS = 'That email and password do not match an account. Check both, or reset your password.';
@@ -165,9 +166,11 @@ export class AccountAuthService {
   }
 
   /**
-   * Sends a reset link if the address has an account (with a password or not: an account made by
-   * the operator sets its first password this way). The caller shows the same answer whatever
-   * happened; only a flood from one network address is refused openly.
+   * Queues a reset mail for the address, whether or not it has an account: the request does the
+   * same work either way (two throttle steps and one insert), so neither its answer nor its time
+   * tells whether the address is known, and it never waits for SMTP. The delivery worker finds the
+   * account at send time (`prepareResetMail`) and sends nothing when there is none. Only a flood
+   * from one network address is refused openly.
    */
   async requestReset(input: { email: unknown; ip: string; now: Date }): Promise<{ kind: 'done' } | { kind: 'invalid'; errors: FieldErrors } | { kind: 'throttled'; retryAfterMs: number }> {
     const email = checkEmail(input.email);
@@ -181,8 +184,18 @@ export class AccountAuthService {
     const byEmail = emailSubject(email.email);
     if ((await this.throttle.reserve([{ rule: RESET_PER_EMAIL, subject: byEmail }], now)).kind === 'throttled') return { kind: 'done' };
 
-    const account = await this.deps.repos.accounts.findByEmail(email.email);
-    if (!account) return { kind: 'done' };
+    await this.deps.mail.enqueue(passwordResetMail({ to: email.email, validMinutes: RESET_LINK_TTL_MS / 60_000 }), now);
+    return { kind: 'done' };
+  }
+
+  /**
+   * Makes a queued reset mail ready to send, at send time: the link's secret is made now (its hour
+   * runs from the sending) and stored only as its hash, so the queue never holds it. An address
+   * with no account (any more) gets no mail.
+   */
+  async prepareResetMail(mail: ClaimedMail, now: Date): Promise<PreparedMail> {
+    const account = await this.deps.repos.accounts.findByEmail(mail.recipient);
+    if (!account) return { kind: 'skip', reason: 'no account has this address' };
     await this.deps.repos.passwordResets.deleteExpired(now);
     const token = newSecret();
     await this.deps.repos.passwordResets.create({
@@ -191,10 +204,14 @@ export class AccountAuthService {
       now,
       expiresAt: new Date(now.getTime() + RESET_LINK_TTL_MS),
     });
-    const link = `${this.deps.publicBaseUrl}${this.deps.resetPath}?token=${encodeURIComponent(token)}`;
-    await this.deps.mailer.send(passwordResetMessage({ to: account.email, link, validMinutes: RESET_LINK_TTL_MS / 60_000 }));
-    this.deps.log.info({ account: account.id }, 'password reset link sent');
-    return { kind: 'done' };
+    const encoded = encodeURIComponent(token);
+    const link = `${this.deps.publicBaseUrl}${this.deps.resetPath}?token=${encoded}`;
+    return {
+      kind: 'send',
+      message: { to: account.email, subject: mail.subject, text: withResetLink(mail.body, link) },
+      secrets: [token, encoded],
+      logContext: { account: account.id },
+    };
   }
 
   /** The email a live reset link is for, or null (unknown, used or expired). */

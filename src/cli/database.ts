@@ -19,7 +19,7 @@ export interface CommandContext {
  */
 export async function withDatabase<T>(run: (context: CommandContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const db = await openDatabase(config.database, { maxConnections: 2 });
+  const db = await openDatabase(config.database, { maxConnections: 2, lockTimeoutMs: config.databaseLockTimeoutMs });
   // No command searches: an in-process limiter keeps a command from connecting to Redis.
   const rateLimiter = new MemoryRateLimiter();
   try {

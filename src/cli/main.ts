@@ -4,6 +4,7 @@ import { registerDeliverCommand } from './commands/deliver.ts';
 import { registerImportCommand } from './commands/import.ts';
 import { registerInvoicesCommands } from './commands/invoices.ts';
 import { registerMediaCommands } from './commands/media.ts';
+import { registerMailCommands } from './commands/mail.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerOperatorTokensCommands } from './commands/operator-tokens.ts';
 import { registerPlansCommands } from './commands/plans.ts';
@@ -41,6 +42,7 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerInvoicesCommands(program);
   registerDeliverCommand(program);
   registerMediaCommands(program);
+  registerMailCommands(program);
   return program;
 }
 

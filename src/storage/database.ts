@@ -1,4 +1,4 @@
-import { Kysely, Migrator, sql, type MigrationResultSet } from 'kysely';
+import { Kysely, Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
 import { isPostgresBusy, isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
 import { isSqliteBusy, isSqliteUniqueViolation, openSqlite } from './dialects/sqlite/connection.ts';
@@ -22,8 +22,12 @@ export interface OpenDatabaseOptions {
   backgroundCheckpoint?: boolean;
   /** SQLite only: where the checkpointer reports a failure. */
   onBackgroundError?: (message: string) => void;
-  /** SQLite only: how long to wait for another connection's write lock (5 s unless given). */
-  busyTimeoutMs?: number;
+  /**
+   * How long a statement waits for a lock another connection holds before the database counts as
+   * busy (isDatabaseBusy: 503 with Retry-After): SQLite's busy_timeout, PostgreSQL's lock_timeout.
+   * 5 s unless given (DATABASE_LOCK_TIMEOUT_MS for the server and the CLI).
+   */
+  lockTimeoutMs?: number;
   /** PostgreSQL only: the schema to use (created if missing). */
   schema?: string;
   maxConnections?: number;
@@ -35,7 +39,7 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
     const { dialect } = openSqlite({
       file: config.file,
       backgroundCheckpoint: background,
-      ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
+      ...(options.lockTimeoutMs !== undefined ? { busyTimeoutMs: options.lockTimeoutMs } : {}),
     });
     const kysely = new Kysely<Database>({ dialect });
     const checkpointer = background ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {})) : null;
@@ -56,6 +60,7 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
   const { dialect } = openPostgres({
     url: config.url,
     ...(options.schema ? { schema: options.schema } : {}),
+    ...(options.lockTimeoutMs !== undefined ? { lockTimeoutMs: options.lockTimeoutMs } : {}),
     ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
   });
   const kysely = new Kysely<Database>({ dialect });
@@ -86,12 +91,18 @@ export function isDatabaseBusy(error: unknown): boolean {
 }
 
 /**
- * The migrator for this database and the one migration set. On PostgreSQL it is pinned to the
- * current schema: Kysely otherwise looks for its bookkeeping tables in every schema of the
- * database, so a second schema holding them (another deployment, a parallel test) makes it skip
- * creating its own and then fail on "relation kysely_migration_lock does not exist".
+ * The migrator for this database and the one migration set (another set only for tests). On
+ * PostgreSQL it is pinned to the current schema: Kysely otherwise looks for its bookkeeping tables
+ * in every schema of the database, so a second schema holding them (another deployment, a
+ * parallel test) makes it skip creating its own and then fail on "relation kysely_migration_lock
+ * does not exist".
+ *
+ * Migrations may arrive out of order: numbers are handed out to work in progress, so one may be
+ * merged after a higher one has already run somewhere (0006 after 0009). Kysely refuses that by
+ * default ("corrupted migrations"); each migration here touches tables of its own, so the late one
+ * simply runs.
  */
-export async function createMigrator(db: Db): Promise<Migrator> {
+export async function createMigrator(db: Db, set: Record<string, Migration> = migrations): Promise<Migrator> {
   let migrationTableSchema: string | undefined;
   if (db.dialect === 'postgres') {
     const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
@@ -99,7 +110,8 @@ export async function createMigrator(db: Db): Promise<Migrator> {
   }
   return new Migrator({
     db: db.kysely,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => set },
+    allowUnorderedMigrations: true,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
 }

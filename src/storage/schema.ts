@@ -232,6 +232,24 @@ export interface OperatorTokensTable {
   revoked_at: string | null;
 }
 
+/** The durable mail queue (0006): one row per message, claimed by a delivery worker while it sends. */
+export interface MailQueueTable {
+  id: string;
+  kind: string;
+  recipient: string;
+  subject: string;
+  body: string;
+  status: 'queued' | 'sent' | 'skipped' | 'failed';
+  attempts: number;
+  created_at: string;
+  next_attempt_at: string;
+  claim_id: string | null;
+  lease_until: string | null;
+  sent_at: string | null;
+  failed_at: string | null;
+  last_error: string | null;
+}
+
 /** A VIN or one auction lot an account wants events for (0007): exactly one of the two is set. */
 export interface WatchesTable {
   id: string;
@@ -343,6 +361,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   media_images: MediaImagesTable;
   media_objects: MediaObjectsTable;
+  mail_queue: MailQueueTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;
@@ -360,3 +379,4 @@ export type WatchRow = Selectable<WatchesTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookOutboxRow = Selectable<WebhookOutboxTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
+export type MailQueueRow = Selectable<MailQueueTable>;

@@ -1,6 +1,4 @@
-import { once } from 'node:events';
 import { readdirSync, readFileSync, rmSync, mkdtempSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -12,6 +10,7 @@ import { buildAppOn, testConfig } from '../support/app.ts';
 import { memoryLog } from '../support/memory-log.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
 import { createAccountTestApp, randomEmail, resetLinkFor, TEST_SCRYPT, WebClient } from '../support/customer-app.ts';
+import { TestSmtpServer, textOf } from '../support/smtp-server.ts';
 
 describe.each(DIALECTS)('the cookie secret (%s)', (dialect) => {
   let database: TestDatabase;
@@ -103,6 +102,7 @@ describe('account mail', () => {
       await browser.signUp(email, 'first secret passphrase');
       await browser.get('/forgot-password');
       await browser.post('/forgot-password', { email });
+      await app.services.mailDelivery.drain();
       const messages = readdirSync(path.join(dataDir, 'outbox')).map((file) => readFileSync(path.join(dataDir, 'outbox', file), 'utf8'));
       const link = new URL(resetLinkFor(messages, email));
       const token = link.searchParams.get('token')!;
@@ -122,48 +122,30 @@ describe('account mail', () => {
   });
 
   test('with SMTP_URL the message is sent through the SMTP server', async () => {
-    // A minimal SMTP server: enough of RFC 5321 for one plain message.
-    const received: string[] = [];
-    const server = createServer((socket: Socket) => {
-      let data = false;
-      let buffer = '';
-      socket.write('220 test ESMTP\r\n');
-      socket.on('data', (chunk) => {
-        buffer += chunk.toString();
-        let index: number;
-        while ((index = buffer.indexOf('\r\n')) >= 0) {
-          const line = buffer.slice(0, index);
-          buffer = buffer.slice(index + 2);
-          if (data) {
-            if (line === '.') {
-              data = false;
-              socket.write('250 queued\r\n');
-            } else received.push(line);
-            continue;
-          }
-          const command = line.slice(0, 4).toUpperCase();
-          if (command === 'EHLO' || command === 'HELO') socket.write('250 test\r\n');
-          else if (command === 'DATA') {
-            data = true;
-            socket.write('354 go on\r\n');
-          } else if (command === 'QUIT') socket.end('221 bye\r\n');
-          else socket.write('250 ok\r\n');
-        }
-      });
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as { port: number };
-    const sender = new SmtpMailSender(`smtp://127.0.0.1:${port}`, 'vinhistory <no-reply@vinhistory.test>');
+    const server = await TestSmtpServer.start();
+    const sender = new SmtpMailSender(server.url, 'vinhistory <no-reply@vinhistory.test>');
     try {
       await sender.send({ to: 'buyer@example.com', subject: 'Reset your vinhistory password', text: 'Hello over SMTP.\n' });
-      const message = received.join('\n');
-      expect(message).toMatch(/^To: buyer@example\.com$/m);
-      expect(message).toMatch(/^Subject: Reset your vinhistory password$/m);
-      expect(message).toContain('Hello over SMTP.');
+      const [message] = server.received;
+      expect(message!.to).toBe('buyer@example.com');
+      expect(message!.data).toMatch(/^To: buyer@example\.com$/m);
+      expect(message!.data).toMatch(/^Subject: Reset your vinhistory password$/m);
+      expect(textOf(message!)).toContain('Hello over SMTP.');
     } finally {
       await sender.close();
-      server.close();
+      await server.close();
+    }
+  });
+
+  test('a stalled SMTP server fails the send within the timeouts instead of holding it', async () => {
+    const server = await TestSmtpServer.start('stall');
+    const sender = new SmtpMailSender(server.url, 'vinhistory <no-reply@vinhistory.test>', { greetingTimeout: 200 });
+    try {
+      await expect(sender.send({ to: 'buyer@example.com', subject: 'x', text: 'y' })).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+      expect(server.connections).toBe(1);
+    } finally {
+      await sender.close();
+      await server.close();
     }
   });
 });

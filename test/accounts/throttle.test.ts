@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { AccountAuthService } from '../../src/accounts/account-auth-service.ts';
-import type { MailSender } from '../../src/accounts/mail/mail-sender.ts';
+import { MailQueue } from '../../src/accounts/mail/mail-queue.ts';
 import { PasswordHasher } from '../../src/accounts/password-hasher.ts';
 import { SessionService } from '../../src/accounts/session-service.ts';
 import { addressSubject, emailSubject, LOGIN_PER_ADDRESS, LOGIN_PER_EMAIL, SIGNUP_PER_ADDRESS, Throttle, type Reserved } from '../../src/accounts/throttle.ts';
@@ -56,8 +55,6 @@ class DelayedHasher extends PasswordHasher {
   }
 }
 
-const mailer: MailSender = { kind: 'outbox', send: async () => {}, close: async () => {} };
-
 function authService(db: Db): AccountAuthService {
   const repos = createRepositories(db);
   return new AccountAuthService({
@@ -65,10 +62,9 @@ function authService(db: Db): AccountAuthService {
     repos,
     hasher: new DelayedHasher(TEST_SCRYPT),
     sessions: new SessionService(repos),
-    mailer,
+    mail: new MailQueue(repos.mailQueue),
     publicBaseUrl: 'https://vinhistory.test',
     resetPath: '/reset-password',
-    log: pino({ level: 'silent' }),
   });
 }
 
@@ -92,6 +88,7 @@ describe.each(DIALECTS)('throttles reserve before they verify, atomically across
     const subject = emailSubject(randomEmail());
     const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => throttles[i % 2]!.reserve([{ rule: LOGIN_PER_EMAIL, subject }], T0)));
     expect(kinds(outcomes)).toEqual({ reserved: 5, throttled: 35 });
+    for (const outcome of outcomes) if (outcome.kind === 'reserved') expect(outcome.ids).toEqual([expect.stringMatching(/^att_[0-9a-z]{16}$/)]);
     for (const outcome of outcomes) if (outcome.kind === 'throttled') expect(outcome.retryAfterMs).toBe(LOGIN_PER_EMAIL.windowMs);
     // A released reservation frees its place for the next attempt.
     await throttles[0].release(outcomes.find((outcome): outcome is Reserved => outcome.kind === 'reserved')!);

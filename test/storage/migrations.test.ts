@@ -11,6 +11,7 @@ const INITIAL_TABLES = ['accounts', 'api_tokens', 'idempotency_keys', 'lots', 'p
 const TABLES = [
   ...INITIAL_TABLES,
   'account_passwords', 'auth_attempts', 'invoices', 'operator_tokens', 'password_resets', 'settings',
+  'mail_queue',
   'media_images', 'media_objects',
   'stripe_customers', 'stripe_subscription_events', 'subscription_billing', 'web_sessions', 'webhook_events',
   'watches', 'webhook_attempts', 'webhook_endpoints', 'webhook_outbox',
@@ -85,6 +86,17 @@ describe.each(DIALECTS)('migrations (%s)', (dialect) => {
     expect(up.results?.map((r) => r.status)).toEqual(NAMES.map(() => 'Success'));
     expect(await tables(db)).toEqual(TABLES);
     expect(await planCodes(db)).toEqual(['professional', 'standard', 'vip']);
+  });
+
+  test('a migration merged after higher ones have run (0006 after 0009) runs at the next start', async () => {
+    const db = await empty();
+    const without = Object.fromEntries(Object.entries(migrations).filter(([name]) => name !== '0006-mail-queue'));
+    const earlier = await (await createMigrator(db, without)).migrateToLatest();
+    expect(earlier.error).toBeUndefined();
+    expect(await tables(db)).not.toContain('mail_queue');
+    const late = await migrateToLatest(db);
+    expect(late.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([['0006-mail-queue', 'Up', 'Success']]);
+    expect(await tables(db)).toEqual(TABLES);
   });
 
   test('down works on a database holding data', async () => {

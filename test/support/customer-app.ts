@@ -19,14 +19,17 @@ export const TEST_SCRYPT: ScryptCost = { N: 1024, r: 8, p: 1 };
 export interface AccountTestApp extends TestDatabase {
   app: App;
   dataDir: string;
-  /** The messages the outbox mail sender wrote, oldest first. */
-  outbox(): string[];
+  /**
+   * The messages the outbox mail sender wrote, oldest first, once the mail worker has sent
+   * everything queued so far (requests only queue their mail).
+   */
+  outbox(): Promise<string[]>;
   close(): Promise<void>;
 }
 
 export async function createAccountTestApp(
   dialect: DialectName,
-  options: { env?: Record<string, string>; overrides?: ContainerOverrides; database?: TestDatabase } = {},
+  options: { env?: Record<string, string>; overrides?: ContainerOverrides; database?: TestDatabase; now?: () => Date } = {},
 ): Promise<AccountTestApp> {
   const database = options.database ?? (await createTestDatabase(dialect));
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vinhistory-account-'));
@@ -35,6 +38,7 @@ export async function createAccountTestApp(
     config: testConfig({ DATA_DIR: dataDir, ...options.env }),
     db: database.db,
     rateLimiter,
+    ...(options.now ? { now: options.now } : {}),
     overrides: { passwordCost: TEST_SCRYPT, ...options.overrides },
   });
   await app.ready();
@@ -42,7 +46,8 @@ export async function createAccountTestApp(
     ...database,
     app,
     dataDir,
-    outbox: () => {
+    outbox: async () => {
+      await app.services.mailDelivery.drain();
       const folder = path.join(dataDir, 'outbox');
       let files: string[];
       try {

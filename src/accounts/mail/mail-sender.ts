@@ -5,7 +5,10 @@ export interface MailMessage {
   text: string;
 }
 
-/** Sends account mail (password resets). SMTP when configured, else the outbox folder. */
+/**
+ * The delivery worker's transport for account mail: SMTP when configured, else the outbox folder.
+ * Only the worker sends; requests queue (mail-queue.ts).
+ */
 export interface MailSender {
   readonly kind: 'smtp' | 'outbox';
   send(message: MailMessage): Promise<void>;

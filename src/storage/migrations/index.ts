@@ -4,6 +4,7 @@ import * as seedPlans from './0002-seed-plans.ts';
 import * as customerAccounts from './0003-customer-accounts.ts';
 import * as operatorTokens from './0004-operator-tokens.ts';
 import * as stripeEventOrder from './0005-stripe-event-order.ts';
+import * as mailQueue from './0006-mail-queue.ts';
 import * as watchesWebhooks from './0007-watches-webhooks.ts';
 import * as photoArchive from './0008-photo-archive.ts';
 import * as sandboxTokens from './0009-sandbox-tokens.ts';
@@ -19,6 +20,7 @@ export const migrations: Record<string, Migration> = {
   '0003-customer-accounts': customerAccounts,
   '0004-operator-tokens': operatorTokens,
   '0005-stripe-event-order': stripeEventOrder,
+  '0006-mail-queue': mailQueue,
   '0007-watches-webhooks': watchesWebhooks,
   '0008-photo-archive': photoArchive,
   '0009-sandbox-tokens': sandboxTokens,

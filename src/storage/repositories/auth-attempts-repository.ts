@@ -1,6 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { newId } from '../../domain/ids.ts';
 import type { Db } from '../database.ts';
+import { insertAttemptsPostgres } from '../dialects/postgres/auth-attempts.ts';
+import { insertAttemptsSqlite } from '../dialects/sqlite/auth-attempts.ts';
 
 export type AttemptKind = 'login_failure' | 'reset_request' | 'signup' | 'password_check';
 
@@ -24,15 +26,12 @@ export class AuthAttemptsRepository {
    * rows made, or null. Counting and recording are one step for every instance at once, so
    * attempts arriving together cannot all see the same count and all pass.
    *
-   * One `insert ... select ... where <counts under limits>` does both. On SQLite a writing statement
-   * takes the database's write lock before it reads, so the statement is serial across
-   * connections and processes. On PostgreSQL, read committed lets two such statements count the
-   * same rows, so they run in a transaction that first takes an advisory lock per subject (in a
-   * fixed order: no deadlock); the insert then reads a snapshot taken after the lock, which holds
-   * every attempt committed by the previous holder.
+   * One `insert ... select ... where <counts under limits>` does both; how it is made atomic is the
+   * dialect's (dialects/{sqlite,postgres}/auth-attempts.ts): SQLite's write lock alone, PostgreSQL
+   * an advisory lock per subject.
    */
   async reserve(claims: AttemptClaim[], now: Date): Promise<string[] | null> {
-    const ids = claims.map(() => randomBytes(12).toString('hex'));
+    const ids = claims.map(() => newId('att'));
     const createdAt = now.toISOString();
     const rows = claims.map(
       (claim, i) =>
@@ -46,16 +45,16 @@ export class AuthAttemptsRepository {
       select id, kind, subject, created_at from (${sql.join(rows, sql` union all `)}) as attempt
       where ${sql.join(underLimits, sql` and `)}`;
 
-    if (this.db.dialect === 'sqlite') {
-      const result = await insert.execute(this.db.kysely);
-      return Number(result.numAffectedRows ?? 0) === claims.length ? ids : null;
-    }
-    const keys = [...new Set(claims.map((claim) => `auth_attempts:${claim.kind}:${claim.subject}`))].sort();
-    return this.db.kysely.transaction().execute(async (trx) => {
-      for (const key of keys) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
-      const result = await insert.execute(trx);
-      return Number(result.numAffectedRows ?? 0) === claims.length ? ids : null;
-    });
+    const inserted =
+      this.db.dialect === 'sqlite'
+        ? await insertAttemptsSqlite(this.db.kysely, insert, claims.length)
+        : await insertAttemptsPostgres(
+            this.db.kysely,
+            insert,
+            claims.length,
+            claims.map((claim) => `auth_attempts:${claim.kind}:${claim.subject}`),
+          );
+    return inserted ? ids : null;
   }
 
   /** Gives back places taken by `reserve` (an attempt that the rules do not count once it is over). */

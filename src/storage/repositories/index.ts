@@ -6,6 +6,7 @@ import { BillingRepository } from './billing-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
 import { MediaRepository } from './media-repository.ts';
+import { MailQueueRepository } from './mail-queue-repository.ts';
 import { OperatorTokensRepository } from './operator-tokens-repository.ts';
 import { PasswordResetsRepository } from './password-resets-repository.ts';
 import { PlansRepository } from './plans-repository.ts';
@@ -44,6 +45,8 @@ export interface Repositories {
   billing: BillingRepository;
   // Tokens of the admin API (0004).
   operatorTokens: OperatorTokensRepository;
+  // Account mail, sent after the request by the delivery worker (0006).
+  mailQueue: MailQueueRepository;
   // Watches and webhooks (0007).
   watches: WatchesRepository;
   webhookEndpoints: WebhookEndpointsRepository;
@@ -80,6 +83,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     invoices: new InvoicesRepository(db),
     billing: new BillingRepository(db),
     operatorTokens: new OperatorTokensRepository(db),
+    mailQueue: new MailQueueRepository(db),
     watches: new WatchesRepository(db),
     webhookEndpoints: new WebhookEndpointsRepository(db),
     webhookOutbox: new WebhookOutboxRepository(db),

@@ -207,7 +207,7 @@ describe.each(DIALECTS)('sign-up, log-in and sessions (%s)', (dialect) => {
     const strip = (html: string) => html.replace(/<strong>[^<]*<\/strong>/, '').replace(/value="[^"]*"/g, '');
     expect(strip(known.body)).toBe(strip(unknown.body));
 
-    const link = new URL(resetLinkFor(t.outbox(), email));
+    const link = new URL(resetLinkFor(await t.outbox(), email));
     expect(link.origin).toBe('https://vinhistory.test');
     const form = await browser.get(link.pathname + link.search);
     expect(form.statusCode).toBe(200);
@@ -234,7 +234,7 @@ describe.each(DIALECTS)('sign-up, log-in and sessions (%s)', (dialect) => {
     const browser = new WebClient(t.app, '198.51.100.8');
     await browser.get('/forgot-password');
     await browser.post('/forgot-password', { email });
-    const link = new URL(resetLinkFor(t.outbox(), email));
+    const link = new URL(resetLinkFor(await t.outbox(), email));
     await browser.get(link.pathname + link.search);
     const set = await browser.post('/reset-password', { token: link.searchParams.get('token')!, password: PASSWORD });
     expect(set.statusCode).toBe(303);
