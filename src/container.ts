@@ -15,6 +15,8 @@ import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
 import { AccountAuthService } from './accounts/account-auth-service.ts';
 import { AccountService } from './accounts/account-service.ts';
+import { AccountDeletionService } from './accounts/account-deletion.ts';
+import { LegalDocuments } from './accounts/legal-documents.ts';
 import { ApiTokenService } from './accounts/api-tokens.ts';
 import { OperatorTokenService } from './accounts/operator-tokens.ts';
 import { PasswordHasher, type ScryptCost } from './accounts/password-hasher.ts';
@@ -22,6 +24,7 @@ import { SessionService } from './accounts/session-service.ts';
 import { createPayments, type PaymentsSetup } from './billing/create-payments.ts';
 import { InvoiceService } from './billing/invoice-service.ts';
 import { PlanService } from './billing/plan-service.ts';
+import { SellerService } from './billing/seller.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
 import { IngestService } from './ingest/ingest-service.ts';
@@ -73,7 +76,12 @@ export interface Container {
   readonly invoices: InvoiceService;
   readonly sessions: SessionService;
   readonly auth: AccountAuthService;
+  readonly accountDeletion: AccountDeletionService;
   readonly payments: PaymentsSetup;
+  /** The seller on invoices and the contact address (SELLER_*, SUPPORT_EMAIL). */
+  readonly seller: SellerService;
+  /** The operator's Terms of Service and Privacy Policy (LEGAL_DIR). */
+  readonly legal: LegalDocuments;
   readonly stripeWebhooks: StripeWebhookHandler | null;
   readonly stripeCheckoutOrigin: string;
   // Ingestion.
@@ -115,6 +123,9 @@ export function createContainer(options: ContainerOptions): Container {
     ...(overrides.stripeApiBase ? { stripeApiBase: overrides.stripeApiBase } : {}),
   });
 
+  const seller = new SellerService({ config, repos });
+  const legal = new LegalDocuments({ dir: config.legalDir, isProduction: config.isProduction });
+
   return Object.freeze({
     config,
     metrics,
@@ -131,7 +142,10 @@ export function createContainer(options: ContainerOptions): Container {
     invoices: new InvoiceService({ db, repos }),
     sessions,
     auth,
+    accountDeletion: new AccountDeletionService({ db, repos, auth, plans: payments.billing }),
     payments,
+    seller,
+    legal,
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
     ingest: new IngestService(repos.lots, config.dataDir),

@@ -1,5 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
+import { setupProblems } from './http/health.ts';
 import { createContainer } from './container.ts';
 import { createLogger } from './observability/logger.ts';
 import type { Config } from './config.ts';
@@ -34,6 +35,9 @@ export async function startServer(config: Config): Promise<void> {
   // Listen first: a start that fails (port taken) must exit non-zero and print no demo token.
   await app.listen({ port: config.port, host: config.host });
   if (!config.isProduction) await ensureDemoData({ config, services, log: app.log });
+  // The operator's setup, said at start as /readyz says it: what customers cannot do until it is done.
+  const problems = await setupProblems(services);
+  if (problems.length > 0) app.log.warn({ problems }, `not ready for customers: ${problems.join('; ')} (GET /readyz lists what remains)`);
 
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');

@@ -23,6 +23,12 @@ export interface AccountsTable {
   id: string;
   email: string;
   created_at: string;
+  company: string | null;
+  billing_address: string | null;
+  tax_id: string | null;
+  terms_accepted_at: string | null;
+  deleted_at: string | null;
+  deleted_email: string | null;
 }
 
 export interface SubscriptionsTable {
@@ -175,6 +181,9 @@ export interface InvoicesTable {
   hosted_url: string | null;
   created_at: string;
   paid_at: string | null;
+  buyer_company: string | null;
+  buyer_address: string | null;
+  buyer_tax_id: string | null;
   voided_at: string | null;
 }
 

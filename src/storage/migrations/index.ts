@@ -4,6 +4,7 @@ import * as seedPlans from './0002-seed-plans.ts';
 import * as customerAccounts from './0003-customer-accounts.ts';
 import * as operatorTokens from './0004-operator-tokens.ts';
 import * as stripeEventOrder from './0005-stripe-event-order.ts';
+import * as webJourney from './0011-web-journey.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003-customer-accounts': customerAccounts,
   '0004-operator-tokens': operatorTokens,
   '0005-stripe-event-order': stripeEventOrder,
+  '0011-web-journey': webJourney,
 };

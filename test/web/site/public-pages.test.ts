@@ -71,7 +71,14 @@ describe('landing and pricing pages', () => {
     expect(amounts(annual.body)).toEqual(['$600', '$1,440', '$3,840']);
     expect(annual.body).toContain('Billed yearly ($50 × 12)');
     expect(annual.body).toContain('$120 a month, billed yearly: 20% less than monthly');
-    expect(annual.body).toContain('href="/account/billing?plan=vip&amp;billing=annual"');
+    // A visitor who is not logged in goes to sign-up first, which comes back to the choice.
+    expect(annual.body).toContain(`href="/signup?next=${encodeURIComponent('/account/billing?plan=vip&billing=annual')}"`);
+    // The price of a search at each plan's full quota, and the real token limit.
+    expect(monthly.body).toContain('<strong>$0.05</strong> per search');
+    expect(monthly.body).toContain('<strong>$0.03</strong> per search');
+    expect(monthly.body).toContain('<strong>$0.027</strong> per search');
+    expect(monthly.body).toContain('Up to 25 API tokens');
+    expect(monthly.body).not.toContain('Unlimited');
     expect(annual.body).toContain('By bank transfer, against an invoice in your account.');
     // Custom (enterprise) plans are not on the public price list.
     await t.repos.plans.create({ code: 'acme-private', name: 'Acme Private', monthlyQuota: 9, ratePerSecond: 1, monthlyPriceCents: 1 });
