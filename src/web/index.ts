@@ -10,6 +10,7 @@ import homeRoutes from './site/home.ts';
 import authRoutes from './site/auth.ts';
 import pricingRoutes from './site/pricing.ts';
 import legalRoutes from './site/legal.ts';
+import docsRoutes from './site/docs.ts';
 import { pageHelpers } from './site/present.ts';
 
 declare module 'fastify' {
@@ -43,6 +44,7 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   const scriptHref = assetHref(basePath, 'account.js');
+  const docsScriptHref = assetHref(basePath, 'docs.js');
   const contact = services.seller.contactEmail();
   app.decorateReply('page', function (this: FastifyReply, template: string, data: Record<string, unknown>, status = 200) {
     const request = this.request;
@@ -53,6 +55,7 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
       csrf: () => this.csrfToken(),
       scriptHref,
       ...data,
+      docsScriptHref: data.docsScript ? docsScriptHref : null,
     });
   });
 
@@ -103,6 +106,7 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(homeRoutes);
   await app.register(pricingRoutes);
   await app.register(legalRoutes);
+  await app.register(docsRoutes);
   await app.register(authRoutes);
   await app.register(accountRoutes, { prefix: '/account' });
 };
