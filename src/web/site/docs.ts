@@ -138,7 +138,8 @@ export function presentReference(document: Json, baseUrl: string): Reference {
         required: parameter.required === true,
         type: typeOf(parameter.schema),
         html: renderInlineMarkdown(text(parameter.description)),
-        example: exampleOf(parameter.schema),
+        // OpenAPI puts a parameter's example beside its schema; a body property's sits in the schema.
+        example: exampleOf(parameter) ?? exampleOf(parameter.schema),
       }));
       const body = isObject(raw.requestBody) && isObject(raw.requestBody.content) ? raw.requestBody.content['application/json'] : undefined;
       const bodySchema = isObject(body) && isObject(body.schema) ? body.schema : null;

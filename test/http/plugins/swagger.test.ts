@@ -135,6 +135,8 @@ describe('API documentation and health', () => {
     for (const language of ['curl', 'JavaScript', 'Python', 'PHP']) expect(res.body.match(new RegExp(`<summary>${language}</summary>`, 'g'))).toHaveLength(3);
     expect(res.body).toContain(`curl -X POST &quot;${TEST_BASE_URL}/api/v1/search&quot;`);
     expect(res.body).toContain('requests.get(');
+    // Every sample names the required VIN, from the document's examples.
+    expect(res.body).toContain(`curl &quot;${TEST_BASE_URL}/api/v1/search?vin=4JGBF7BE5AA585531&quot;`);
     expect(res.body).toContain('curl_init(');
     // "Try it" is the page's own script, on the host the page is opened on.
     expect(res.body).toMatch(/<script src="\/assets\/docs\.js\?v=\w+" defer><\/script>/);

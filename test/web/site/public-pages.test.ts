@@ -35,10 +35,12 @@ describe('landing and pricing pages', () => {
     expect(found.body).toContain('<strong>2 auction records</strong> for <span class="mono">4JGBF7BE5AA585531</span>');
     expect(found.body).toContain('From Copart and IAAI, last sold Mar 14, 2024, with 2 photos.');
     expect(found.body).toContain('<meta name="robots" content="noindex, nofollow">');
-    // The records themselves are not on the page.
+    // The records themselves are not on the page; the next step to them is.
     expect(found.body).not.toContain('img.test');
+    expect(found.body).toContain('<a class="button button--small" href="/pricing">Get the full report<span class="visually-hidden"> for 4JGBF7BE5AA585531</span></a>');
     const none = await t.app.inject({ url: '/?vin=1HGCM82633A004352', remoteAddress: '192.0.2.3' });
     expect(none.body).toContain('No auction records yet');
+    expect(none.body).not.toContain('Get the full report');
     const bad = await t.app.inject({ url: '/?vin=1HGCM82633A004353', remoteAddress: '192.0.2.4' });
     expect(bad.body).toMatch(/The VIN check digit \(position 9\) is 3, but this VIN requires [0-9X]\./);
     expect(bad.body).toContain('aria-invalid="true"');
