@@ -79,6 +79,18 @@ const EnvSchema = Type.Object({
   S3_FORCE_PATH_STYLE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   /** Keys under this prefix in the bucket, e.g. `media/`. */
   S3_PREFIX: Type.String({ pattern: '^([A-Za-z0-9._-]+/)*$', default: '' }),
+  /**
+   * The seller on every invoice and the address customers write to (docs/decisions.md, "Seller
+   * identity"). Outside production a missing one is a marked placeholder; in production `serve` and
+   * /readyz report it. `\n` in a value starts a new line (addresses, bank details).
+   */
+  SELLER_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  SELLER_ADDRESS: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  SELLER_TAX_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+  SELLER_BANK_DETAILS: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  SUPPORT_EMAIL: Type.Optional(Type.String({ pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', maxLength: 254 })),
+  /** Where the operator's terms.md and privacy.md are; DATA_DIR/legal when unset. */
+  LEGAL_DIR: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -142,6 +154,10 @@ export interface Config {
   readonly webhooks: { readonly secretKey: string | null; readonly workerInServe: boolean };
   /** The photo archive: `store` is null when it is off. */
   readonly media: MediaConfig;
+  /** As configured; null when unset (SellerService supplies the marked development placeholders). */
+  readonly seller: { readonly name: string | null; readonly address: string | null; readonly taxId: string | null; readonly bankDetails: string | null };
+  readonly supportEmail: string | null;
+  readonly legalDir: string;
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
 }
 
@@ -179,6 +195,11 @@ const HINTS: Record<string, string> = {
   S3_ENDPOINT: 'the base URL of an S3-compatible service, such as https://s3.example.com',
   S3_FORCE_PATH_STYLE: 'true or false',
   S3_PREFIX: 'empty, or folder names each ending in /, such as media/',
+  SELLER_NAME: '1 to 200 characters, e.g. "Acme Data Ltd"',
+  SELLER_ADDRESS: '1 to 500 characters; \\n starts a new line',
+  SELLER_TAX_ID: '1 to 50 characters, e.g. "GB123456789"',
+  SELLER_BANK_DETAILS: '1 to 500 characters, e.g. "IBAN GB33 BUKB 2020 1555 5555 55, BIC BUKBGB22"',
+  SUPPORT_EMAIL: 'an email address such as support@example.com',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'one of development, production, test',
 };
@@ -252,6 +273,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       hostConcurrency: Number(env.MEDIA_HOST_CONCURRENCY),
       maxBytes: Number(env.MEDIA_MAX_BYTES),
     }),
+    seller: Object.freeze({
+      name: multiline(env.SELLER_NAME),
+      address: multiline(env.SELLER_ADDRESS),
+      taxId: multiline(env.SELLER_TAX_ID),
+      bankDetails: multiline(env.SELLER_BANK_DETAILS),
+    }),
+    supportEmail: env.SUPPORT_EMAIL ?? null,
+    legalDir: env.LEGAL_DIR ? path.resolve(env.LEGAL_DIR) : path.join(dataDir, 'legal'),
     stripe: env.STRIPE_SECRET_KEY
       ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,
@@ -283,6 +312,12 @@ function mediaStoreConfig(env: Env, dataDir: string): MediaStoreConfig | null {
     });
   }
   return null;
+}
+
+/** A value that may span lines: a literal `\n` (what an env file can hold) starts a new one. */
+function multiline(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  return value.split('\\n').map((line) => line.trim()).filter((line) => line !== '').join('\n') || null;
 }
 
 function parseTrustProxy(value: string | undefined): boolean | number | string {

@@ -18,6 +18,8 @@ import { MailQueue } from './accounts/mail/mail-queue.ts';
 import { MailDeliveryWorker, type MailDeliveryTuning } from './accounts/mail/mail-delivery-worker.ts';
 import { AccountAuthService } from './accounts/account-auth-service.ts';
 import { AccountService } from './accounts/account-service.ts';
+import { AccountDeletionService } from './accounts/account-deletion.ts';
+import { LegalDocuments } from './accounts/legal-documents.ts';
 import { ApiTokenService } from './accounts/api-tokens.ts';
 import { OperatorTokenService } from './accounts/operator-tokens.ts';
 import { PasswordHasher, type ScryptCost } from './accounts/password-hasher.ts';
@@ -25,6 +27,7 @@ import { SessionService } from './accounts/session-service.ts';
 import { createPayments, type PaymentsSetup } from './billing/create-payments.ts';
 import { InvoiceService } from './billing/invoice-service.ts';
 import { PlanService } from './billing/plan-service.ts';
+import { SellerService } from './billing/seller.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
 import { IngestService } from './ingest/ingest-service.ts';
@@ -99,7 +102,12 @@ export interface Container {
   readonly mail: MailQueue;
   /** Sends queued mail; `vinhistory serve` starts it, tests `drain()` it. */
   readonly mailDelivery: MailDeliveryWorker;
+  readonly accountDeletion: AccountDeletionService;
   readonly payments: PaymentsSetup;
+  /** The seller on invoices and the contact address (SELLER_*, SUPPORT_EMAIL). */
+  readonly seller: SellerService;
+  /** The operator's Terms of Service and Privacy Policy (LEGAL_DIR). */
+  readonly legal: LegalDocuments;
   readonly stripeWebhooks: StripeWebhookHandler | null;
   readonly stripeCheckoutOrigin: string;
   // Ingestion.
@@ -209,6 +217,8 @@ export function createContainer(options: ContainerOptions): Container {
     }),
   });
   metrics.watchWebhookQueue(() => repos.webhookOutbox.stats());
+  const seller = new SellerService({ config, repos });
+  const legal = new LegalDocuments({ dir: config.legalDir, isProduction: config.isProduction });
 
   return Object.freeze({
     config,
@@ -228,7 +238,10 @@ export function createContainer(options: ContainerOptions): Container {
     auth,
     mail,
     mailDelivery,
+    accountDeletion: new AccountDeletionService({ db, repos, auth, plans: payments.billing }),
     payments,
+    seller,
+    legal,
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
     ingest: new IngestService(repos.lots, config.dataDir),

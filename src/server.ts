@@ -1,5 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
+import { setupProblems } from './http/health.ts';
 import { createContainer } from './container.ts';
 import { createLogger } from './observability/logger.ts';
 import type { Config } from './config.ts';
@@ -49,6 +50,9 @@ export async function startServer(config: Config): Promise<void> {
     archiver.start();
     app.log.info({ store: services.media.storeKind }, 'photo archive on: archiving queued photos');
   }
+  // The operator's setup, said at start as /readyz says it: what customers cannot do until it is done.
+  const problems = await setupProblems(services);
+  if (problems.length > 0) app.log.warn({ problems }, `not ready for customers: ${problems.join('; ')} (GET /readyz lists what remains)`);
 
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');

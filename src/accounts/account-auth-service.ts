@@ -60,12 +60,14 @@ export class AccountAuthService {
     this.throttle = new Throttle(deps.repos.authAttempts);
   }
 
-  async signUp(input: { email: unknown; password: unknown; ip: string; now: Date }): Promise<AuthOutcome> {
+  /** `acceptedTerms`: the customer ticked "I accept the Terms of Service"; its time is stored with the account. */
+  async signUp(input: { email: unknown; password: unknown; acceptedTerms: boolean; ip: string; now: Date }): Promise<AuthOutcome> {
     const errors: FieldErrors = {};
     const email = checkEmail(input.email);
     if ('error' in email) addError(errors, 'email', email.error);
     const passwordError = checkNewPassword(input.password, 'email' in email ? email.email : null);
     if (passwordError) addError(errors, 'password', passwordError);
+    if (!input.acceptedTerms) addError(errors, 'terms', 'Accept the Terms of Service to create an account.');
     if (Object.keys(errors).length > 0 || !('email' in email)) return { kind: 'invalid', errors };
 
     // The place is taken before the hash is made: sign-ups arriving together count each other.
@@ -78,7 +80,7 @@ export class AccountAuthService {
       const hash = await this.deps.hasher.hash(input.password as string);
       try {
         const account = await inTransaction(this.deps.db, async (repos) => {
-          const created = await repos.accounts.create(email.email, input.now);
+          const created = await repos.accounts.create(email.email, input.now, input.now);
           await repos.passwords.set(created.id, hash, input.now);
           return created;
         });
@@ -163,6 +165,46 @@ export class AccountAuthService {
     await this.deps.repos.passwordResets.invalidateForAccount(input.accountId, input.now);
     await this.deps.sessions.endOthers(input.accountId, input.keepSessionId);
     return { kind: 'changed' };
+  }
+
+  /**
+   * Moves the account to another email address, after the current password (under the same
+   * per-account limit as a password change). Other browsers are logged out, as after a password
+   * change: whoever knew the old address and session no longer holds the account.
+   */
+  async changeEmail(input: { accountId: string; email: string; password: unknown; next: unknown; keepSessionId: string; now: Date }): Promise<{ kind: 'changed'; email: string } | { kind: 'invalid'; errors: FieldErrors } | { kind: 'throttled'; retryAfterMs: number }> {
+    const errors: FieldErrors = {};
+    const next = checkEmail(input.next);
+    if ('error' in next) addError(errors, 'new_email', next.error);
+    else if (next.email === input.email) addError(errors, 'new_email', 'That is already your email address.');
+    const checked = await this.checkCurrentPassword(input.accountId, input.password, input.now);
+    if (checked.kind === 'throttled') return checked;
+    if (checked.kind === 'wrong') addError(errors, 'email_password', checked.message);
+    if (Object.keys(errors).length > 0 || !('email' in next)) return { kind: 'invalid', errors };
+    const taken: { kind: 'invalid'; errors: FieldErrors } = { kind: 'invalid', errors: { new_email: ['Another account uses that address.'] } };
+    if (await this.deps.repos.accounts.findByEmail(next.email)) return taken;
+    try {
+      await this.deps.repos.accounts.changeEmail(input.accountId, next.email);
+    } catch (error) {
+      if (this.deps.db.isUniqueViolation(error)) return taken;
+      throw error;
+    }
+    // A reset link mailed to the old address must not open the account any more.
+    await this.deps.repos.passwordResets.invalidateForAccount(input.accountId, input.now);
+    await this.deps.sessions.endOthers(input.accountId, input.keepSessionId);
+    return { kind: 'changed', email: next.email };
+  }
+
+  /** The current password, checked under the per-account limit (its place reserved first, as at log-in). */
+  async checkCurrentPassword(accountId: string, password: unknown, now: Date): Promise<{ kind: 'ok' } | { kind: 'wrong'; message: string } | { kind: 'throttled'; retryAfterMs: number }> {
+    if (typeof password !== 'string' || password === '') return { kind: 'wrong', message: 'Enter your current password.' };
+    const byAccount = accountSubject(accountId);
+    const reservation = await this.throttle.reserve([{ rule: PASSWORD_CHECK_PER_ACCOUNT, subject: byAccount }], now);
+    if (reservation.kind === 'throttled') return reservation;
+    const stored = await this.deps.repos.passwords.get(accountId);
+    if (stored === undefined || !(await this.deps.hasher.verify(password, stored))) return { kind: 'wrong', message: 'That is not your current password.' };
+    await this.throttle.clear(PASSWORD_CHECK_PER_ACCOUNT, byAccount);
+    return { kind: 'ok' };
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Account } from '../domain/account.ts';
+import type { Account, BuyerDetails } from '../domain/account.ts';
 import type { Invoice } from '../domain/invoice.ts';
 import type { Plan } from '../domain/plan.ts';
 import type { BillingCycle } from '../domain/principal.ts';
@@ -156,11 +156,18 @@ export class BillingService {
     };
   }
 
-  async choose(account: Account, planCode: string, billing: BillingCycle, now = new Date()): Promise<ChooseResult> {
+  /**
+   * `buyer`: the details the checkout form asked for; kept on the account (for the next invoice)
+   * and put on this purchase's invoice.
+   */
+  async choose(account: Account, planCode: string, billing: BillingCycle, now = new Date(), buyer?: BuyerDetails, via?: 'invoice'): Promise<ChooseResult> {
     const plan = await this.repos.plans.findByCode(planCode);
     if (!plan || !plan.isPublic) throw new PaymentError('That plan is not on the price list. Choose one of the plans shown.');
+    if (buyer) await this.repos.accounts.setBuyerDetails(account.id, buyer);
     const active = await this.repos.subscriptions.findActive(account.id, now);
-    if (!active) return this.options.checkout.purchase({ account, plan, billing, now });
+    // `via: 'invoice'`: the customer asked for a bank-transfer invoice (card payment was unavailable).
+    const checkout = via === 'invoice' ? this.options.providers.manual : this.options.checkout;
+    if (!active) return checkout.purchase({ account, plan, billing, now, ...(buyer ? { buyer } : {}) });
 
     const context = await this.changeContext(account, now);
     if (context.billing.provider === 'operator' || !context.current.isPublic) {
@@ -286,6 +293,11 @@ export class BillingService {
     if (!provider.renew) throw new PaymentError('Your plan renews by itself; there is nothing to pay now.');
     if (context.billing.cancelAtPeriodEnd) throw new PaymentError('Your plan is cancelled at the end of the term. Resume it first to renew it.');
     return provider.renew(context);
+  }
+
+  /** The buyer's details the account keeps for its next invoice (empty until a checkout asks for them). */
+  buyerDetails(accountId: string): Promise<BuyerDetails> {
+    return this.repos.accounts.buyerDetails(accountId);
   }
 
   /** A customer withdraws an unpaid invoice of theirs (a manual one; Stripe's are settled on Stripe). */

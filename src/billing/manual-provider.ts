@@ -1,4 +1,5 @@
 import type { Db } from '../storage/database.ts';
+import type { BuyerDetails } from '../domain/account.ts';
 import type { Invoice, InvoiceKind } from '../domain/invoice.ts';
 import type { Plan } from '../domain/plan.ts';
 import type { BillingCycle } from '../domain/principal.ts';
@@ -9,6 +10,10 @@ import { inTransaction } from '../storage/transaction.ts';
 
 /** Settings key of the bank details printed on open invoices (`vinhistory invoices payee`). */
 export const BANK_DETAILS_SETTING = 'bank_transfer_details';
+
+function sameBuyer(a: BuyerDetails, b: BuyerDetails): boolean {
+  return a.company === b.company && a.address === b.address && a.taxId === b.taxId;
+}
 
 export function describeTerm(plan: Plan, billing: BillingCycle): string {
   return `${plan.name} plan, ${billing === 'annual' ? '12 months' : '1 month'} (${plan.monthlyQuota.toLocaleString('en-US')} searches a month, ${plan.ratePerSecond} a second)`;
@@ -27,8 +32,9 @@ export class ManualPaymentProvider implements PaymentProvider {
     const invoice = await inTransaction(this.db, async (repos) => {
       // A customer who picks again (another plan or period) replaces the unpaid choice, so that
       // two subscriptions cannot both be paid for and started.
+      const buyer = input.buyer ?? (await repos.accounts.buyerDetails(input.account.id));
       const open = await repos.invoices.findOpen(input.account.id, 'subscribe', null);
-      if (open && open.planCode === input.plan.code && open.billing === input.billing) return open;
+      if (open && open.planCode === input.plan.code && open.billing === input.billing && sameBuyer(open.buyer, buyer)) return open;
       if (open) await repos.invoices.markVoid(open.id, input.now);
       return repos.invoices.create(
         {
@@ -41,6 +47,7 @@ export class ManualPaymentProvider implements PaymentProvider {
           currency: 'usd',
           description: describeTerm(input.plan, input.billing),
           subscriptionId: null,
+          buyer,
         },
         input.now,
       );
@@ -67,6 +74,7 @@ export class ManualPaymentProvider implements PaymentProvider {
           currency: 'usd',
           description: `Upgrade from ${context.current.name} to ${to.name} for the rest of the term ending ${term.end.toISOString().slice(0, 10)}`,
           subscriptionId: subscription.id,
+          buyer: await repos.accounts.buyerDetails(context.account.id),
         },
         now,
       );
@@ -107,6 +115,7 @@ export class ManualPaymentProvider implements PaymentProvider {
           currency: 'usd',
           description: `Renewal: ${describeTerm(plan, subscription.billing)}, from ${billing.paidThrough!.slice(0, 10)}`,
           subscriptionId: subscription.id,
+          buyer: await repos.accounts.buyerDetails(context.account.id),
         },
         now,
       );

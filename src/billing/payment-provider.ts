@@ -1,4 +1,4 @@
-import type { Account } from '../domain/account.ts';
+import type { Account, BuyerDetails } from '../domain/account.ts';
 import type { Invoice } from '../domain/invoice.ts';
 import type { Plan } from '../domain/plan.ts';
 import type { BillingCycle } from '../domain/principal.ts';
@@ -9,6 +9,8 @@ export interface PurchaseInput {
   plan: Plan;
   billing: BillingCycle;
   now: Date;
+  /** Who the invoice is addressed to (manual invoices); the account's stored details when absent. */
+  buyer?: BuyerDetails;
 }
 
 export type PurchaseResult =
@@ -33,6 +35,18 @@ export class PaymentError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'PaymentError';
+  }
+}
+
+/**
+ * The payment provider could not be reached or refused our credentials (Stripe down, a bad key):
+ * nothing was charged or changed. The customer may try again, or pay by invoice instead.
+ */
+export class PaymentUnavailableError extends PaymentError {
+  constructor(readonly provider: 'stripe', cause: unknown) {
+    super('Card payment is not available right now: we could not reach our payment provider. Nothing was charged.');
+    this.name = 'PaymentUnavailableError';
+    this.cause = cause;
   }
 }
 

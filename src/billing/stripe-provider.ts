@@ -3,7 +3,7 @@ import type { Db } from '../storage/database.ts';
 import type { Plan } from '../domain/plan.ts';
 import type { BillingCycle } from '../domain/principal.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
-import { PaymentError, type ChangeContext, type PaymentProvider, type PurchaseInput, type PurchaseResult, type UpgradeResult } from './payment-provider.ts';
+import { PaymentError, PaymentUnavailableError, type ChangeContext, type PaymentProvider, type PurchaseInput, type PurchaseResult, type UpgradeResult } from './payment-provider.ts';
 import { termPriceCents } from './pricing.ts';
 import { inTransaction } from '../storage/transaction.ts';
 
@@ -66,6 +66,10 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   async purchase(input: PurchaseInput): Promise<PurchaseResult> {
+    return reachStripe(() => this.startCheckout(input));
+  }
+
+  private async startCheckout(input: PurchaseInput): Promise<PurchaseResult> {
     const { account, plan, billing } = input;
     const customer = await this.options.repos.billing.findStripeCustomer(account.id);
     const metadata = { [STRIPE_METADATA.account]: account.id, [STRIPE_METADATA.plan]: plan.code, [STRIPE_METADATA.billing]: billing };
@@ -143,6 +147,23 @@ export class StripePaymentProvider implements PaymentProvider {
     const subscriptionId = context.billing.externalId;
     if (!subscriptionId) throw new PaymentError('This subscription is not linked to Stripe; cancel it on Stripe first.');
     await this.stripe.subscriptions.cancel(subscriptionId);
+  }
+}
+
+/**
+ * Runs a call to Stripe; a failure to reach it or to authenticate (its connection, authentication,
+ * permission, rate-limit and server errors) becomes a PaymentUnavailableError, which the billing
+ * page shows with "try again" and "pay by invoice". Refusals about the request itself pass as they are.
+ */
+async function reachStripe<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const type = (error as { type?: unknown }).type;
+    if (typeof type === 'string' && ['StripeConnectionError', 'StripeAuthenticationError', 'StripePermissionError', 'StripeRateLimitError', 'StripeAPIError'].includes(type)) {
+      throw new PaymentUnavailableError('stripe', error);
+    }
+    throw error;
   }
 }
 

@@ -1,3 +1,4 @@
+import type { BuyerDetails } from './account.ts';
 import type { BillingCycle } from './principal.ts';
 
 export type InvoiceKind = 'subscribe' | 'renew' | 'upgrade';
@@ -23,4 +24,14 @@ export interface Invoice {
   createdAt: string;
   paidAt: string | null;
   voidedAt: string | null;
+  /** The buyer's details as they were when the invoice was issued. */
+  buyer: BuyerDetails;
+}
+
+/** Days a bank-transfer invoice gives to pay, from its issue. */
+export const INVOICE_PAYMENT_DAYS = 14;
+
+/** When an invoice is due: a fixed number of days after it was issued. */
+export function invoiceDueAt(invoice: Pick<Invoice, 'createdAt'>): string {
+  return new Date(Date.parse(invoice.createdAt) + INVOICE_PAYMENT_DAYS * 24 * 60 * 60 * 1000).toISOString();
 }

@@ -27,6 +27,12 @@ export interface AccountsTable {
   created_at: string;
   /** A report language code, or null: the reader's browser decides. */
   default_language: string | null;
+  company: string | null;
+  billing_address: string | null;
+  tax_id: string | null;
+  terms_accepted_at: string | null;
+  deleted_at: string | null;
+  deleted_email: string | null;
 }
 
 export interface SubscriptionsTable {
@@ -185,6 +191,9 @@ export interface InvoicesTable {
   hosted_url: string | null;
   created_at: string;
   paid_at: string | null;
+  buyer_company: string | null;
+  buyer_address: string | null;
+  buyer_tax_id: string | null;
   voided_at: string | null;
 }
 

@@ -9,6 +9,8 @@ import accountRoutes from './account/index.ts';
 import homeRoutes from './site/home.ts';
 import authRoutes from './site/auth.ts';
 import pricingRoutes from './site/pricing.ts';
+import legalRoutes from './site/legal.ts';
+import docsRoutes from './site/docs.ts';
 import { pageHelpers } from './site/present.ts';
 
 declare module 'fastify' {
@@ -42,6 +44,8 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   const scriptHref = assetHref(basePath, 'account.js');
+  const docsScriptHref = assetHref(basePath, 'docs.js');
+  const contact = services.seller.contactEmail();
   app.decorateReply('page', function (this: FastifyReply, template: string, data: Record<string, unknown>, status = 200) {
     const request = this.request;
     this.code(status).header('cache-control', 'no-store');
@@ -51,6 +55,7 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
       csrf: () => this.csrfToken(),
       scriptHref,
       ...data,
+      docsScriptHref: data.docsScript ? docsScriptHref : null,
     });
   });
 
@@ -93,13 +98,15 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const heading = status === 500 ? 'Something went wrong on our side' : status === 413 ? 'That was too much to send' : 'We could not read that request';
     const message =
       status === 500
-        ? `Please try again in a moment. If it keeps happening, write to us quoting ${request.id}.`
+        ? `Please try again in a moment. If it keeps happening, write to us${contact ? ` at ${contact}` : ''} quoting ${request.id}.`
         : 'Go back, check the form and try again.';
     return reply.page('error', { title: heading, heading, message }, status);
   });
 
   await app.register(homeRoutes);
   await app.register(pricingRoutes);
+  await app.register(legalRoutes);
+  await app.register(docsRoutes);
   await app.register(authRoutes);
   await app.register(accountRoutes, { prefix: '/account' });
 };

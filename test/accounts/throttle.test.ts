@@ -114,7 +114,7 @@ describe.each(DIALECTS)('throttles reserve before they verify, atomically across
 
   test('41 log-ins at once on two instances, the right password last: 5 are checked, the rest refused unchecked', async () => {
     const email = randomEmail();
-    expect((await services[0].signUp({ email, password: PASSWORD, ip: '198.51.100.1', now: new Date() })).kind).toBe('ok');
+    expect((await services[0].signUp({ email, password: PASSWORD, acceptedTerms: true, ip: '198.51.100.1', now: new Date() })).kind).toBe('ok');
     const passwords = [...Array.from({ length: 40 }, (_, i) => `wrong guess ${i}!!`), PASSWORD];
     const outcomes = await Promise.all(
       passwords.map((password, i) => services[i % 2]!.logIn({ email, password, ip: `198.51.100.${10 + i}`, now: new Date() })),
@@ -126,7 +126,7 @@ describe.each(DIALECTS)('throttles reserve before they verify, atomically across
   test('20 sign-ups at once from one address on two instances: 10 accounts', async () => {
     const ip = `198.51.100.${100 + Math.floor(Math.random() * 150)}`;
     const outcomes = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => services[i % 2]!.signUp({ email: randomEmail(), password: PASSWORD, ip, now: new Date() })),
+      Array.from({ length: 20 }, (_, i) => services[i % 2]!.signUp({ email: randomEmail(), password: PASSWORD, acceptedTerms: true, ip, now: new Date() })),
     );
     expect(kinds(outcomes)).toEqual({ ok: 10, throttled: 10 });
   });
@@ -134,9 +134,9 @@ describe.each(DIALECTS)('throttles reserve before they verify, atomically across
   test('a sign-up refused for a taken email does not use up a place', async () => {
     const ip = `198.51.100.${100 + Math.floor(Math.random() * 150)}`;
     const taken = randomEmail();
-    expect((await services[0].signUp({ email: taken, password: PASSWORD, ip, now: new Date() })).kind).toBe('ok');
-    for (let i = 0; i < 12; i++) expect((await services[i % 2]!.signUp({ email: taken, password: PASSWORD, ip, now: new Date() })).kind).toBe('invalid');
-    const rest = await Promise.all(Array.from({ length: 9 }, () => services[1].signUp({ email: randomEmail(), password: PASSWORD, ip, now: new Date() })));
+    expect((await services[0].signUp({ email: taken, password: PASSWORD, acceptedTerms: true, ip, now: new Date() })).kind).toBe('ok');
+    for (let i = 0; i < 12; i++) expect((await services[i % 2]!.signUp({ email: taken, password: PASSWORD, acceptedTerms: true, ip, now: new Date() })).kind).toBe('invalid');
+    const rest = await Promise.all(Array.from({ length: 9 }, () => services[1].signUp({ email: randomEmail(), password: PASSWORD, acceptedTerms: true, ip, now: new Date() })));
     expect(kinds(rest)).toEqual({ ok: 9 });
     expect(await throttles[0].retryAfterMs(SIGNUP_PER_ADDRESS, addressSubject(ip), new Date())).toBeGreaterThan(0);
   });

@@ -17,17 +17,24 @@ import { TEST_SCRYPT } from '../support/customer-app.ts';
 import { buildAppOn } from '../support/app.ts';
 import { paidInvoice, signedEvent, STRIPE_ENV, StripeStub } from '../billing/stripe-fixtures.ts';
 import { makeLot } from '../support/fixtures.ts';
-import { launchChromium, lowContrastTexts, runnable, SCREENSHOTS } from './support.ts';
+import { axeViolations, launchChromium, lowContrastTexts, runnable, SCREENSHOTS } from './support.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The contrast check passes over text nobody sees: hidden, undisplayed, or in closed details. */
 const CONTRAST = { skip: '.visually-hidden, .skip-link, [hidden], details:not([open]) > :not(summary)', skipUndisplayed: true };
 
 const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 900 };
+const DESKTOP = { width: 1366, height: 900 };
 const VIN = '4JGBF7BE5AA585531';
 const PASSWORD = 'a long journey passphrase';
 const DAY_MS = 24 * 60 * 60 * 1000;
+const SELLER_ENV = {
+  SELLER_NAME: 'Acme Vehicle Data Ltd',
+  SELLER_ADDRESS: '1 Dock Road\\nLondon E16 1AA\\nUnited Kingdom',
+  SELLER_TAX_ID: 'GB123456789',
+  SELLER_BANK_DETAILS: 'IBAN GB33 BUKB 2020 1555 5555 55\\nBIC BUKBGB22',
+  SUPPORT_EMAIL: 'help@acme.example',
+};
 
 /** A real app on a SQLite file in its own DATA_DIR (the CLI opens the same file), listening on 127.0.0.1. */
 interface Running {
@@ -114,6 +121,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
   let browser: Browser;
   const cspViolations: string[] = [];
   const pageErrors: string[] = [];
+  const consoleErrors: string[] = [];
 
   beforeAll(async () => {
     browser = await launchChromium();
@@ -131,31 +139,41 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
     context.on('page', (page) => {
       page.on('console', (message) => {
         if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+        // Chromium logs every non-2xx answer as a console error; the journey's intended ones (a form
+        // sent with a mistake answers 422, "try it" without a valid token 401) are not faults.
+        else if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|422)\b/.test(message.text())) {
+          consoleErrors.push(`${page.url()}: ${message.text()}`);
+        }
       });
       page.on('pageerror', (error) => pageErrors.push(error.message));
     });
     return context;
   }
 
-  /** Full-page screenshots at phone and desktop width, checked for overflow and contrast (light and dark) first. */
-  async function capture(page: Page, name: string): Promise<void> {
+  /**
+   * Every page of the journey, at phone and desktop width and in the light and dark schemes: no
+   * sideways overflow, no axe violation of impact serious or critical, no text below AA contrast;
+   * then full-page screenshots (light) for docs/account.md.
+   */
+  async function capture(page: Page, name: string, options: { screenshot?: boolean } = {}): Promise<void> {
     const size = page.viewportSize();
-    for (const [suffix, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
-      await page.setViewportSize(viewport);
-      const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
-      expect(widths.scroll, `${name} overflows sideways at ${viewport.width}px`).toBeLessThanOrEqual(widths.inner);
-      expect(await lowContrastTexts(page, CONTRAST), `${name} at ${viewport.width}px`).toEqual([]);
-      await page.screenshot({ path: path.join(SCREENSHOTS, `account-${name}-${suffix}.png`), fullPage: true });
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const [suffix, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+        await page.setViewportSize(viewport);
+        const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+        expect(widths.scroll, `${name} overflows sideways at ${viewport.width}px (${scheme})`).toBeLessThanOrEqual(widths.inner);
+        expect(await axeViolations(page), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
+        expect(await lowContrastTexts(page, CONTRAST), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
+        if (scheme === 'light' && options.screenshot !== false) await page.screenshot({ path: path.join(SCREENSHOTS, `account-${name}-${suffix}.png`), fullPage: true });
+      }
     }
-    // Readers with a dark system theme get the dark palette, which must stay as legible.
-    await page.emulateMedia({ colorScheme: 'dark' });
-    expect(await lowContrastTexts(page, CONTRAST), `${name} in the dark theme`).toEqual([]);
     await page.emulateMedia({ colorScheme: 'light' });
     if (size) await page.setViewportSize(size);
   }
 
-  it('manual invoices: sign up, choose a plan, pay by the CLI, create a token, search, see it in usage, rotate and revoke', async () => {
-    const run = await startApp();
+  it('manual invoices: sign up with the plan chosen first, invoice with seller and buyer, paid by the operator, token, search, usage, report, rotate, revoke, log out, docs, delete', async () => {
+    const run = await startApp(SELLER_ENV);
     try {
       await run.repos.lots.upsertBatch([
         makeLot({ vin: VIN, auction: 'copart', lot_id: 26519090, sale_date: '2024-03-14T18:00:00.000Z', name: '2010 MERCEDES-BENZ GL 450 4MATIC', year: 2010, price: 9850, odometer: 172691, primary_damage: 'SIDE' }),
@@ -172,6 +190,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.getByRole('button', { name: 'Check' }).click();
       await page.waitForURL(/\?vin=/);
       expect(await page.getByRole('status').textContent()).toMatch(/2 auction records[\s\S]*From Copart and IAAI/);
+      expect(await page.getByRole('link', { name: `Get the full report for ${VIN}` }).count()).toBe(1);
       await capture(page, 'landing');
       await page.getByRole('textbox', { name: 'VIN' }).fill('4JGBF7BE5AA58553');
       await page.getByRole('textbox', { name: 'VIN' }).press('Enter');
@@ -193,10 +212,16 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.getByRole('link', { name: 'Monthly' }).click();
       await page.waitForURL(/\/pricing$/);
 
-      // Choosing a plan asks for an account first, and comes back to the choice afterwards.
+      // Choosing a plan sends a new visitor to sign-up, which names the plan, and comes back to the choice.
       await page.getByRole('link', { name: 'Choose Standard' }).click();
-      await page.waitForURL(/\/login\?next=/);
-      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.waitForURL(/\/signup\?next=/);
+      expect(await page.locator('.chosen-plan').textContent()).toContain('Standard');
+      // The terms, from the sign-up form's link.
+      await page.getByRole('link', { name: 'Terms of Service' }).first().click();
+      await page.waitForURL(/\/terms$/);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Terms of Service');
+      await capture(page, 'terms');
+      await page.goBack();
       await page.waitForURL(/\/signup\?next=/);
       const email = 'journey@example.com';
       // A mistake first: the form says what is wrong, next to the field.
@@ -204,24 +229,53 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.getByLabel('Password').fill('short');
       await page.getByRole('button', { name: 'Create account' }).click();
       await expect(page.locator('#signup-password-error').textContent()).resolves.toContain('at least 10 characters');
+      expect(await page.locator('#signup-terms-error').textContent()).toContain('Accept the Terms of Service');
       await capture(page, 'signup');
       await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('checkbox', { name: /I accept the Terms of Service/ }).check();
       await page.getByRole('button', { name: 'Create account' }).click();
-      await page.waitForURL(/\/account\/billing\?plan=standard&billing=monthly/);
+      await page.waitForURL(/\/account\/billing\?plan=standard&billing=monthly&done=welcome/);
+      expect(await page.getByRole('status').first().textContent()).toContain('Welcome to vinhistory');
       expect(await page.getByRole('heading', { name: 'Subscribe to Standard' }).count()).toBe(1);
+      expect(await page.getByRole('button', { name: 'Choose Standard' }).count()).toBe(0);
+      await page.getByLabel('Company').fill('Journey Motors GmbH');
+      await page.getByLabel('Billing address').fill('Hauptstraße 1\n10115 Berlin\nGermany');
+      await page.getByLabel('Tax id (VAT number)').fill('DE123456789');
+      await capture(page, 'checkout');
       await page.getByRole('button', { name: 'Get the invoice' }).click();
       await page.waitForURL(/\/account\/billing\/invoices\/inv_/);
       const reference = (await page.locator('.invoice__reference').textContent())!.trim();
       expect(reference).toMatch(/^VH-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
       expect(await page.locator('.badge').first().textContent()).toBe('Awaiting payment');
       expect(await page.locator('.invoice__lines tfoot').textContent()).toContain('$50.00');
+      const parties = await page.locator('.invoice__parties').textContent();
+      for (const part of ['Acme Vehicle Data Ltd', '1 Dock Road', 'GB123456789', 'Journey Motors GmbH', '10115 Berlin', 'DE123456789', email]) expect(parties).toContain(part);
+      expect(await page.locator('.invoice__facts').textContent()).toMatch(/Due[A-Z][a-z]{2} \d{1,2}, \d{4}/);
+      expect(await page.locator('.pay').textContent()).toContain('IBAN GB33 BUKB 2020 1555 5555 55');
 
-      // The operator records the bank transfer with the CLI, on the same database file.
-      const payee = await cli(run.dataDir, 'invoices', 'payee', 'vinhistory Ltd, IBAN GB33 BUKB 2020 1555 5555 55');
+      // Unpaid, the overview names the plan and its invoice.
+      await page.goto(`${origin}/account`);
+      expect(await page.locator('.status--warn').textContent()).toContain('Standard: awaiting payment');
+      expect(await page.getByRole('link', { name: 'Choose a plan' }).count()).toBe(0);
+      await capture(page, 'dashboard-unpaid');
+      await page.getByRole('link', { name: 'View invoice' }).click();
+      await page.waitForURL(/\/account\/billing\/invoices\/inv_/);
+
+      // The operator's payee (`invoices payee`) wins over SELLER_BANK_DETAILS on the invoice.
+      const payee = await cli(run.dataDir, 'invoices', 'payee', 'vinhistory Ltd, IBAN GB99 PAYE 0000 1111 2222 33');
       expect(payee.code, payee.stderr).toBe(0);
       await page.reload();
-      expect(await page.locator('.pay').textContent()).toContain('IBAN GB33 BUKB 2020 1555 5555 55');
+      expect(await page.locator('.pay').textContent()).toContain('IBAN GB99 PAYE 0000 1111 2222 33');
       await capture(page, 'invoice');
+      // Printed (or saved as PDF) it is the document alone: no site header, tabs or buttons.
+      await page.emulateMedia({ media: 'print' });
+      expect(await page.locator('.site-header').isVisible()).toBe(false);
+      expect(await page.locator('.tabs').isVisible()).toBe(false);
+      expect(await page.locator('.invoice__cancel').isVisible()).toBe(false);
+      expect(await page.locator('.invoice__parties').isVisible()).toBe(true);
+      // docs/screenshots/account-invoice-print.png is its first page: `pdftoppm -png -r 60 -singlefile`.
+      await page.pdf({ path: path.join(SCREENSHOTS, 'account-invoice-print.pdf'), format: 'A4', printBackground: true });
+      await page.emulateMedia({ media: null });
       const listed = await cli(run.dataDir, 'invoices', 'list', '--status', 'open');
       expect(listed.stdout).toContain(reference);
       const paid = await cli(run.dataDir, 'invoices', 'pay', reference.toLowerCase());
@@ -244,8 +298,10 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.getByRole('link', { name: 'API tokens' }).click();
       await page.getByLabel('Name').fill('production server');
       await page.getByRole('button', { name: 'Create token' }).click();
-      await page.waitForURL(/\/account\/tokens$/);
+      await page.waitForURL(/\/account\/tokens\?done=created#created$/);
       const token = (await page.locator('#new-token').textContent())!.trim();
+      // The curl line carries the new token itself.
+      expect(await page.locator('#use-title ~ .code-block').textContent()).toContain(`Authorization: ${token}`);
       expect(token).toMatch(/^vh_live_[0-9A-Za-z]{32}$/);
       await page.getByRole('button', { name: 'Copy' }).click();
       await page.getByRole('button', { name: 'Copied' }).waitFor();
@@ -253,10 +309,11 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       expect(await page.locator('.table tbody tr').count()).toBe(1);
       expect(await page.locator('.table tbody tr td').nth(1).textContent()).toBe(`${token.slice(0, 12)}…`);
       await capture(page, 'tokens');
-      // Shown once: a reload shows the list, not the token.
-      await page.goto(`${origin}/account/tokens`);
+      // Shown once: a reload (post/redirect/get: no form is sent again) shows the list, not the token.
+      await page.reload();
       expect(await page.locator('#new-token').count()).toBe(0);
       expect(await page.content()).not.toContain(token);
+      expect(await page.locator('.table tbody tr').count()).toBe(1);
 
       // The API answers with that token; the search shows in usage, with its report.
       const search = await searchWith(origin, token);
@@ -284,7 +341,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       // Rotate: a new token, the old one still works for its grace period; then revoke.
       await page.goto(`${origin}/account/tokens`);
       await page.getByRole('button', { name: 'Rotate production server' }).click();
-      await page.waitForURL(/\/rotate$/);
+      await page.waitForURL(/done=rotated/);
       const rotated = (await page.locator('#new-token').textContent())!.trim();
       expect(rotated).not.toBe(token);
       expect(await page.locator('.token-reveal').textContent()).toMatch(/keeps working until .* \(24 hours\)/);
@@ -293,11 +350,12 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       }
       await page.goto(`${origin}/account/tokens`);
       expect(await page.locator('.badge--expiring').count()).toBe(1);
+      await capture(page, 'tokens-rotated');
       const oldRow = page.locator('tbody tr', { has: page.locator('.badge--expiring') });
       await oldRow.locator('summary').click();
       await oldRow.getByRole('button', { name: 'Revoke production server' }).click();
       await page.waitForURL(/done=revoked/);
-      expect(await page.getByRole('status').first().textContent()).toContain('The token is revoked');
+      expect(await page.getByRole('status').first().textContent()).toMatch(/The token “production server” \(vh_live_\w{4}…\) is revoked/);
       expect((await searchWith(origin, token)).status).toBe(401);
       expect((await searchWith(origin, rotated)).status).toBe(200);
       const newRow = page.locator('tbody tr').first();
@@ -323,11 +381,39 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.keyboard.type(PASSWORD);
       await page.keyboard.press('Enter');
       await page.waitForURL(/\/account$/);
+
+      // The API reference: customer operations only, samples in four languages, and "try it"
+      // answering from this host (127.0.0.1, not PUBLIC_BASE_URL's name).
+      await page.goto(`${origin}/docs`);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('vinhistory API');
+      expect(await page.content()).not.toContain('/admin/');
+      await capture(page, 'docs');
+      await page.getByLabel('Your API token, for “Try it” below').fill(token);
+      const usageTry = page.locator('form[data-path="/api/v1/usage"]');
+      await usageTry.getByRole('button').click();
+      await expect(usageTry.locator('.try__status').textContent()).resolves.toBe('Answer: 401 Unauthorized');
+      const live = await run.repos.tokens.create((await run.repos.accounts.findByEmail(email))!.id, 'docs');
+      await page.getByLabel('Your API token, for “Try it” below').fill(live.token);
+      await usageTry.getByRole('button').click();
+      await usageTry.locator('.try__status', { hasText: '200' }).waitFor();
+      expect(await usageTry.locator('.try__result code').textContent()).toContain('"plan"');
+
+      // Settings: delete the account; the page says what is kept.
+      await page.goto(`${origin}/account/settings`);
+      await page.locator('#delete summary').click();
+      await capture(page, 'delete-account');
+      expect(await page.locator('#delete').textContent()).toContain('We keep what the law and our accounts need');
+      await page.locator('#settings-delete_password').fill(PASSWORD);
+      await page.getByRole('checkbox', { name: /I understand/ }).check();
+      await page.getByRole('button', { name: 'Delete my account', exact: true }).click();
+      await page.waitForURL(`${origin}/?done=account-deleted`);
+      expect(await page.getByRole('status').first().textContent()).toContain('We keep your invoices');
+      expect((await searchWith(origin, live.token)).status).toBe(401);
       await context.close();
     } finally {
       await run.close();
     }
-  }, 120_000);
+  }, 240_000);
 
   it('Stripe: the checkout goes to Stripe, and the signed webhook starts the plan', async () => {
     const stub = new StripeStub();
@@ -338,11 +424,12 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       const page = await context.newPage();
       await page.goto(`${run.origin}/pricing?billing=annual`);
       await page.getByRole('link', { name: 'Choose Professional' }).click();
-      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.waitForURL(/\/signup\?next=/);
       await page.getByLabel('Email address').fill('stripe.journey@example.com');
       await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('checkbox', { name: /I accept the Terms of Service/ }).check();
       await page.getByRole('button', { name: 'Create account' }).click();
-      await page.waitForURL(/\/account\/billing\?plan=professional&billing=annual/);
+      await page.waitForURL(/\/account\/billing\?plan=professional&billing=annual&done=welcome/);
       await page.getByRole('button', { name: 'Continue to payment' }).click();
       await page.waitForURL(`${stub.origin}/pay/**`);
       expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Stripe test checkout');
@@ -475,8 +562,9 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
     }
   }, 60_000);
 
-  it('loads every page under the content security policy without a violation or script error', () => {
+  it('loads every page under the content security policy without a violation, script error or console error', () => {
     expect(cspViolations).toEqual([]);
     expect(pageErrors).toEqual([]);
+    expect(consoleErrors).toEqual([]);
   });
 });

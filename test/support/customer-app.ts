@@ -123,7 +123,7 @@ export class WebClient {
 
   async signUp(email: string, password = 'correct horse battery'): Promise<Response> {
     await this.get('/signup');
-    return this.post('/signup', { email, password });
+    return this.post('/signup', { email, password, terms: 'accepted' });
   }
 
   async logIn(email: string, password = 'correct horse battery'): Promise<Response> {

@@ -1,6 +1,5 @@
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { ErrorSchema } from '../api/schemas.ts';
 import { ReportSchema } from '../../domain/report.ts';
 import { LotSchema } from '../../domain/lot.ts';
@@ -159,10 +158,17 @@ export function documentFor(full: Json, audience: Audience, publicBaseUrl: strin
   };
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The customers' OpenAPI document (customer operations only), for its reference page at /docs. */
+    customerOpenApi(): { [key: string]: unknown };
+  }
+}
+
 /**
  * OpenAPI 3.1 generated from the route schemas, as two documents: the customers' at
- * /api/v1/openapi.json, with its reference page at /docs (Swagger UI from its npm package: no
- * CDN), and the operators' at /admin/v1/openapi.json.
+ * /api/v1/openapi.json, with its reference page at /docs (src/web/site/docs.ts, in the site's
+ * layout), and the operators' at /admin/v1/openapi.json.
  */
 export default fp(
   async (app) => {
@@ -188,16 +194,7 @@ export default fp(
       if (!built) documents.set(audience, (built = documentFor(app.swagger() as unknown as Json, audience, publicBaseUrl)));
       return built;
     };
-    await app.register(swaggerUi, {
-      routePrefix: '/docs',
-      staticCSP: true,
-      // Same rule as the other pages: upgrading to https only makes sense when served over TLS.
-      transformStaticCSP: (header) => (publicBaseUrl.startsWith('https://') ? header : header.replace(/\s*upgrade-insecure-requests;?/, '')),
-      transformSpecificationClone: false,
-      transformSpecification: () => document(CUSTOMERS),
-      theme: { title: 'vinhistory API reference' },
-      uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0, tryItOutEnabled: false },
-    });
+    app.decorate('customerOpenApi', () => document(CUSTOMERS));
     app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => document(CUSTOMERS));
     app.get('/admin/v1/openapi.json', { schema: { hide: true } }, async () => document(OPERATORS));
   },

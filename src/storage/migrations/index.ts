@@ -9,6 +9,7 @@ import * as watchesWebhooks from './0007-watches-webhooks.ts';
 import * as photoArchive from './0008-photo-archive.ts';
 import * as sandboxTokens from './0009-sandbox-tokens.ts';
 import * as reportLanguages from './0010-report-languages.ts';
+import * as webJourney from './0011-web-journey.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008-photo-archive': photoArchive,
   '0009-sandbox-tokens': sandboxTokens,
   '0010-report-languages': reportLanguages,
+  '0011-web-journey': webJourney,
 };

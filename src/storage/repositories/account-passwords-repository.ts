@@ -22,4 +22,9 @@ export class AccountPasswordsRepository {
       .onConflict((oc) => oc.column('account_id').doUpdateSet({ password_hash: passwordHash, updated_at }))
       .execute();
   }
+
+  /** The account can no longer log in with a password (its deletion). */
+  async delete(accountId: string): Promise<void> {
+    await this.db.kysely.deleteFrom('account_passwords').where('account_id', '=', accountId).execute();
+  }
 }

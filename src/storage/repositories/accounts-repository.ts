@@ -1,6 +1,6 @@
 import type { Db } from '../database.ts';
 import type { AccountRow, SubscriptionRow } from '../schema.ts';
-import { normaliseEmail, type Account } from '../../domain/account.ts';
+import { normaliseEmail, type Account, type BuyerDetails } from '../../domain/account.ts';
 import { isReportLanguage, type ReportLanguage } from '../../domain/report-language.ts';
 import { newId } from '../../domain/ids.ts';
 import type { BillingCycle } from '../../domain/principal.ts';
@@ -28,10 +28,61 @@ function toSubscription(row: SubscriptionRow): Subscription {
 export class AccountsRepository {
   constructor(private readonly db: Db) {}
 
-  async create(email: string, now = new Date()): Promise<Account> {
-    const row: AccountRow = { id: newId('acct'), email: normaliseEmail(email), created_at: now.toISOString(), default_language: null };
+  /** `termsAcceptedAt`: when the customer accepted the terms at sign-up (null for accounts the operator makes). */
+  async create(email: string, now = new Date(), termsAcceptedAt: Date | null = null): Promise<Account> {
+    const row: AccountRow = {
+      id: newId('acct'),
+      email: normaliseEmail(email),
+      created_at: now.toISOString(),
+      company: null,
+      billing_address: null,
+      tax_id: null,
+      terms_accepted_at: termsAcceptedAt ? termsAcceptedAt.toISOString() : null,
+      deleted_at: null,
+      deleted_email: null,
+      default_language: null,
+    };
     await this.db.kysely.insertInto('accounts').values(row).execute();
     return toAccount(row);
+  }
+
+  /** When the account's owner accepted the terms, if they did (accounts made by the operator did not). */
+  async termsAcceptedAt(id: string): Promise<string | null> {
+    const row = await this.db.kysely.selectFrom('accounts').select('terms_accepted_at').where('id', '=', id).executeTakeFirst();
+    return row?.terms_accepted_at ?? null;
+  }
+
+  async buyerDetails(id: string): Promise<BuyerDetails> {
+    const row = await this.db.kysely.selectFrom('accounts').select(['company', 'billing_address', 'tax_id']).where('id', '=', id).executeTakeFirst();
+    return { company: row?.company ?? null, address: row?.billing_address ?? null, taxId: row?.tax_id ?? null };
+  }
+
+  async setBuyerDetails(id: string, details: BuyerDetails): Promise<void> {
+    await this.db.kysely
+      .updateTable('accounts')
+      .set({ company: details.company, billing_address: details.address, tax_id: details.taxId })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** A new address for the account; throws the database's unique violation when another account has it. */
+  async changeEmail(id: string, email: string): Promise<void> {
+    await this.db.kysely.updateTable('accounts').set({ email: normaliseEmail(email) }).where('id', '=', id).where('deleted_at', 'is', null).execute();
+  }
+
+  /**
+   * Marks the account deleted. The row stays (the ledger refers to it) with its address moved to
+   * `deleted_email`; `email` becomes a placeholder no one can log in with or sign up as, so that the
+   * address is free for a new account. False when it was deleted already.
+   */
+  async markDeleted(id: string, now = new Date()): Promise<boolean> {
+    const result = await this.db.kysely
+      .updateTable('accounts')
+      .set((eb) => ({ deleted_at: now.toISOString(), deleted_email: eb.ref('email'), email: `deleted+${id}@deleted.invalid` }))
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async findByEmail(email: string): Promise<Account | undefined> {
@@ -43,8 +94,9 @@ export class AccountsRepository {
     return row && toAccount(row);
   }
 
+  /** A live account: a deleted one is not found. */
   async findById(id: string): Promise<Account | undefined> {
-    const row = await this.db.kysely.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.db.kysely.selectFrom('accounts').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
     return row && toAccount(row);
   }
 

@@ -23,6 +23,7 @@ function toInvoice(row: InvoiceRow): Invoice {
     createdAt: row.created_at,
     paidAt: row.paid_at,
     voidedAt: row.voided_at,
+    buyer: { company: row.buyer_company, address: row.buyer_address, taxId: row.buyer_tax_id },
   };
 }
 
@@ -41,7 +42,7 @@ export function newInvoiceReference(): string {
 }
 
 export type NewInvoice = Pick<Invoice, 'accountId' | 'provider' | 'kind' | 'planCode' | 'billing' | 'amountCents' | 'currency' | 'description'> &
-  Partial<Pick<Invoice, 'reference' | 'status' | 'subscriptionId' | 'externalId' | 'hostedUrl' | 'paidAt'>>;
+  Partial<Pick<Invoice, 'reference' | 'status' | 'subscriptionId' | 'externalId' | 'hostedUrl' | 'paidAt' | 'buyer'>>;
 
 export interface InvoiceListFilter {
   email?: string;
@@ -71,6 +72,9 @@ export class InvoicesRepository {
       created_at: now.toISOString(),
       paid_at: input.paidAt ?? null,
       voided_at: null,
+      buyer_company: input.buyer?.company ?? null,
+      buyer_address: input.buyer?.address ?? null,
+      buyer_tax_id: input.buyer?.taxId ?? null,
     };
     await this.db.kysely.insertInto('invoices').values(row).execute();
     return toInvoice(row);
@@ -126,8 +130,12 @@ export class InvoicesRepository {
       .selectFrom('invoices as i')
       .innerJoin('accounts as a', 'a.id', 'i.account_id')
       .selectAll('i')
-      .select('a.email');
-    if (filter.email !== undefined) query = query.where('a.email', '=', normaliseEmail(filter.email));
+      // A deleted account's invoices still name the address it had.
+      .select((eb) => eb.fn.coalesce('a.deleted_email', 'a.email').as('email'));
+    if (filter.email !== undefined) {
+      const email = normaliseEmail(filter.email);
+      query = query.where((eb) => eb.or([eb('a.email', '=', email), eb('a.deleted_email', '=', email)]));
+    }
     if (filter.status !== undefined) query = query.where('i.status', '=', filter.status);
     const rows = await query.orderBy('i.created_at', 'desc').orderBy('i.id', 'desc').limit(filter.limit ?? 500).execute();
     return rows.map((row) => ({ ...toInvoice(row), email: row.email }));
@@ -166,5 +174,17 @@ export class InvoicesRepository {
       .where('status', '=', 'open')
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Voids every open manual invoice of the account (its deletion): none can start a plan any more. */
+  async voidOpenManual(accountId: string, at: Date): Promise<number> {
+    const result = await this.db.kysely
+      .updateTable('invoices')
+      .set({ status: 'void', voided_at: at.toISOString() })
+      .where('account_id', '=', accountId)
+      .where('provider', '=', 'manual')
+      .where('status', '=', 'open')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 }

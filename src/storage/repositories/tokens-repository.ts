@@ -132,6 +132,17 @@ export class TokensRepository {
     return revokeLiveToken(this.db.kysely, { table: 'api_tokens', column: 'id', value: tokenId, accountId }, now);
   }
 
+  /** Revokes every live token of the account (its deletion); rotated ones still in their grace period too. */
+  async revokeAllForAccount(accountId: string, now = new Date()): Promise<number> {
+    const result = await this.db.kysely
+      .updateTable('api_tokens')
+      .set({ revoked_at: now.toISOString() })
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   /**
    * Replaces a live token with a new one of the same name. The old one keeps working until
    * `graceEndsAt`, so that deployments can switch over. A token is rotated once: null when it is

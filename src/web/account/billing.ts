@@ -1,11 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Invoice, InvoiceKind, InvoiceStatus } from '../../domain/invoice.ts';
-import { PaymentError } from '../../billing/payment-provider.ts';
+import { invoiceDueAt, type Invoice, type InvoiceKind, type InvoiceStatus } from '../../domain/invoice.ts';
+import type { BuyerDetails } from '../../domain/account.ts';
+import { PaymentError, PaymentUnavailableError } from '../../billing/payment-provider.ts';
+import { checkBuyerDetails } from '../../accounts/validation.ts';
 import { comparePlans, formatCents } from '../../billing/pricing.ts';
 import { formatDate, formatDateTime } from '../format.ts';
-import { parseBilling, planCard } from '../site/present.ts';
+import { firstErrors, parseBilling, planCard } from '../site/present.ts';
 import { accountOf } from './current-account.ts';
 import { planSummary } from './present-account.ts';
 
@@ -21,6 +23,7 @@ const NOTICES: Record<string, string> = {
   'checkout-success': 'Thank you. Your payment is being confirmed by Stripe; your plan appears here within a minute.',
   'checkout-success-active': 'Thank you: your payment is confirmed and your plan is active.',
   'checkout-cancelled': 'The checkout was cancelled; nothing was charged.',
+  welcome: 'Welcome to vinhistory: your account is ready. Confirm your plan below to get your first API token.',
 };
 
 const KIND_LABEL: Record<InvoiceKind, string> = { subscribe: 'New subscription', renew: 'Renewal', upgrade: 'Upgrade' };
@@ -38,9 +41,16 @@ export function invoiceView(invoice: Invoice) {
     statusText: STATUS_LABEL[invoice.status],
     provider: invoice.provider,
     issued: formatDate(invoice.createdAt) ?? '',
+    due: formatDate(invoiceDueAt(invoice)) ?? '',
     paid: invoice.paidAt ? formatDateTime(invoice.paidAt) : null,
     hostedUrl: invoice.hostedUrl,
+    buyer: invoice.buyer,
   };
+}
+
+/** A checkout form's buyer fields as the page shows them again. */
+function buyerValues(details: BuyerDetails) {
+  return { company: details.company ?? '', address: details.address ?? '', tax_id: details.taxId ?? '' };
 }
 
 /** Plans, purchases, changes, cancellation and invoices. */
@@ -48,9 +58,20 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app;
   const billingService = services.payments.billing;
 
-  async function renderBilling(request: FastifyRequest, reply: FastifyReply, extra: { error?: string | null; notice?: string | null; billing?: string | null; chosen?: string | null }, status = 200) {
+  interface Extra {
+    error?: string | null;
+    notice?: string | null;
+    billing?: string | null;
+    chosen?: string | null;
+    /** Card payment failed to start: the page offers to try again or to pay by invoice. */
+    unavailable?: boolean;
+    buyer?: Record<string, string>;
+    buyerErrors?: Record<string, string>;
+  }
+
+  async function renderBilling(request: FastifyRequest, reply: FastifyReply, extra: Extra, status = 200) {
     const account = accountOf(request);
-    const overview = await billingService.overview(account.id, new Date());
+    const [overview, storedBuyer] = await Promise.all([billingService.overview(account.id, new Date()), billingService.buyerDetails(account.id)]);
     // Back from Stripe's checkout: the webhook may already have started the plan, or not yet.
     const notice = extra.notice === NOTICES['checkout-success'] && overview.subscription ? NOTICES['checkout-success-active']! : (extra.notice ?? null);
     const period = parseBilling(extra.billing) ?? overview.subscription?.billing ?? 'monthly';
@@ -58,7 +79,9 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const cards = overview.plans.map((plan) => {
       const card = planCard(plan, period);
       let action: { label: string; kind: 'buy' | 'upgrade' | 'downgrade' | 'current' | 'keep' | 'none' };
-      if (!overview.subscription) action = { label: `Choose ${plan.name}`, kind: 'buy' };
+      // The plan confirmed above gets no second button of its own below.
+      if (!overview.subscription && extra.chosen === plan.code) action = { label: 'Chosen: confirm it above', kind: 'current' };
+      else if (!overview.subscription) action = { label: `Choose ${plan.name}`, kind: 'buy' };
       else if (!overview.can.change || period !== overview.subscription.billing) action = { label: '', kind: 'none' };
       else if (current && plan.code === current.code) action = overview.scheduledPlan ? { label: `Keep ${plan.name}`, kind: 'keep' } : { label: 'Your plan', kind: 'current' };
       else if (current && comparePlans(plan, current) > 0) action = { label: `Upgrade to ${plan.name}`, kind: 'upgrade' };
@@ -81,8 +104,11 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         lapsed: overview.lapsed?.endsAt ? formatDate(overview.lapsed.endsAt) : null,
         period,
         cards,
-        chosen: cards.find((card) => card.chosen && card.action.kind === 'buy') ?? null,
+        chosen: overview.subscription ? null : (cards.find((card) => card.chosen) ?? null),
         invoices: overview.invoices.map(invoiceView),
+        unavailable: extra.unavailable ?? false,
+        buyer: extra.buyer ?? buyerValues(storedBuyer),
+        buyerErrors: extra.buyerErrors ?? {},
       },
       status,
     );
@@ -108,22 +134,40 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  /** Runs a change; a refusal the customer can act on re-renders the page with it, as a 409. */
-  async function attempt(request: FastifyRequest, reply: FastifyReply, work: () => Promise<FastifyReply>) {
+  /**
+   * Runs a change; a refusal the customer can act on re-renders the page with it, as a 409. A
+   * payment provider out of reach is a 503 with the choice kept, to try again or pay by invoice.
+   */
+  async function attempt(request: FastifyRequest, reply: FastifyReply, work: () => Promise<FastifyReply>, keep: Extra = {}) {
     try {
       return await work();
     } catch (error) {
+      if (error instanceof PaymentUnavailableError) {
+        request.log.error({ err: error.cause }, 'payment provider unavailable');
+        return renderBilling(request, reply, { ...keep, error: error.message, unavailable: true }, 503);
+      }
       if (!(error instanceof PaymentError)) throw error;
-      return renderBilling(request, reply, { error: error.message }, 409);
+      return renderBilling(request, reply, { ...keep, error: error.message }, 409);
     }
   }
 
   app.post('/billing/choose', { schema: { hide: true, body: Form } }, async (request, reply) => {
-    const billing = parseBilling(request.body.billing);
-    const planCode = typeof request.body.plan === 'string' ? request.body.plan : '';
+    const { body } = request;
+    const billing = parseBilling(body.billing);
+    const planCode = typeof body.plan === 'string' ? body.plan : '';
     if (!billing || planCode === '') return renderBilling(request, reply, { error: 'Choose a plan and a billing period.' }, 422);
+    const keep: Extra = { billing, chosen: planCode };
+    // The checkout form of a bank-transfer invoice asks who it is addressed to.
+    let buyer: BuyerDetails | undefined;
+    if (body.buyer_form === '1') {
+      const checked = checkBuyerDetails({ company: body.company, address: body.address, taxId: body.tax_id });
+      const values = { company: String(body.company ?? '').slice(0, 600), address: String(body.address ?? '').slice(0, 600), tax_id: String(body.tax_id ?? '').slice(0, 600) };
+      if ('errors' in checked) return renderBilling(request, reply, { ...keep, buyer: values, buyerErrors: firstErrors(checked.errors) }, 422);
+      buyer = checked.details;
+    }
+    const via = body.via === 'invoice' ? ('invoice' as const) : undefined;
     return attempt(request, reply, async () => {
-      const result = await billingService.choose(accountOf(request), planCode, billing, new Date());
+      const result = await billingService.choose(accountOf(request), planCode, billing, new Date(), buyer, via);
       switch (result.kind) {
         case 'redirect':
           return reply.redirect(result.url, 303);
@@ -136,7 +180,7 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         case 'unscheduled':
           return reply.seeOther('/account/billing?done=unscheduled');
       }
-    });
+    }, keep);
   });
 
   app.post('/billing/keep-plan', { schema: { hide: true } }, async (request, reply) =>
@@ -174,7 +218,8 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // Scoped by the session's account: another customer's invoice id is simply not found.
     const details = await services.invoices.forAccount(account.id, request.params.id);
     if (!details) return app.renderNotFoundPage(request, reply);
-    const { invoice, plan, bankDetails } = details;
+    const { invoice, plan } = details;
+    const seller = await services.seller.identity();
     return reply.page('account/invoice', {
       title: `Invoice ${invoice.reference}`,
       section: 'account',
@@ -183,7 +228,8 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       planName: plan?.name ?? invoice.planCode,
       billing: invoice.billing === 'annual' ? 'Annual' : 'Monthly',
       email: account.email,
-      bankDetails,
+      seller,
+      printable: true,
     });
   });
 

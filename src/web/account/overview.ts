@@ -29,6 +29,13 @@ const overviewRoutes: FastifyPluginAsyncTypebox = async (app) => {
       usage: usage ? usageSummary(usage) : null,
       liveTokens,
       openInvoice: billing.openInvoices[0] ?? null,
+      // A first plan bought by invoice: the plan card says which plan waits for which payment.
+      awaiting: (() => {
+        const invoice = billing.subscription ? undefined : billing.openInvoices.find((open) => open.kind === 'subscribe');
+        if (!invoice) return null;
+        const plan = billing.plans.find((candidate) => candidate.code === invoice.planCode);
+        return { id: invoice.id, reference: invoice.reference, planName: plan?.name ?? invoice.planCode, billing: invoice.billing === 'annual' ? 'Annual billing' : 'Monthly billing' };
+      })(),
       apiUrl: `${app.services.config.publicBaseUrl}/api/v1/search`,
     });
   });

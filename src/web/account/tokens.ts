@@ -12,7 +12,22 @@ const GRACE_HOURS = TOKEN_ROTATION_GRACE_MS / (60 * 60 * 1000);
 
 const NOTICES: Record<string, string> = {
   revoked: 'The token is revoked. Requests with it are refused from now on.',
+  created: 'The token is created. Its secret was shown once, when it was made; if you did not copy it, revoke it and create another.',
+  rotated: 'The token is rotated. The new secret was shown once, when it was made; if you did not copy it, rotate again.',
 };
+
+/** What a form hands to the page it redirects to (post/redirect/get), in the session's sealed flash. */
+type Flash = { kind: 'created'; created: Created } | { kind: 'revoked'; name: string; prefix: string };
+
+function readFlash(value: string | null): Flash | null {
+  if (value === null) return null;
+  try {
+    const parsed = JSON.parse(value) as Flash;
+    return parsed.kind === 'created' || parsed.kind === 'revoked' ? parsed : null;
+  } catch {
+    return null;
+  }
+}
 
 interface Created {
   token: string;
@@ -24,8 +39,10 @@ interface Created {
 }
 
 /**
- * API tokens: create (named, the secret shown once), list, revoke, rotate. A new token's secret is
- * shown in the answer to the form itself, never stored or put in a URL, and the answer is not cached.
+ * API tokens: create (named, the secret shown once), list, revoke, rotate. Every form redirects
+ * (post/redirect/get), so that a reload never sends it again: a new token's secret goes to the page
+ * the form redirects to in the session's encrypted flash cookie (never stored, never in a URL),
+ * shown once, and the answer is not cached.
  */
 const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { apiTokens, payments } = app.services;
@@ -57,9 +74,15 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     );
   }
 
-  app.get('/tokens', { schema: { hide: true, querystring: Type.Object({ done: Type.Optional(Type.String({ maxLength: 40 })) }) } }, async (request, reply) =>
-    renderTokens(request, reply, { notice: NOTICES[request.query.done ?? ''] ?? null }),
-  );
+  app.get('/tokens', { schema: { hide: true, querystring: Type.Object({ done: Type.Optional(Type.String({ maxLength: 40 })) }) } }, async (request, reply) => {
+    const done = request.query.done ?? '';
+    const flash = readFlash(request.takeFlash(reply));
+    if (flash?.kind === 'created' && (done === 'created' || done === 'rotated')) return renderTokens(request, reply, { created: flash.created });
+    if (flash?.kind === 'revoked' && done === 'revoked') {
+      return renderTokens(request, reply, { notice: `The token “${flash.name}” (${flash.prefix}) is revoked. Requests with it are refused from now on.` });
+    }
+    return renderTokens(request, reply, { notice: NOTICES[done] ?? null });
+  });
 
   app.post('/tokens', { schema: { hide: true, body: Form } }, async (request, reply) => {
     const account = accountOf(request);
@@ -73,7 +96,8 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (created.kind === 'too-many') {
       return renderTokens(request, reply, { error: `An account can have ${created.limit} live tokens. Revoke one you no longer use first.`, name: raw, kind }, 409);
     }
-    return renderTokens(request, reply, { created: { token: created.secret, name: raw, test: kind === 'test', replaces: null } }, 201);
+    reply.setFlash(JSON.stringify({ kind: 'created', created: { token: created.secret, name: raw, test: kind === 'test', replaces: null } } satisfies Flash));
+    return reply.seeOther('/account/tokens?done=created#created');
   });
 
   app.post('/tokens/:id/rotate', { schema: { hide: true, params: TokenParams } }, async (request, reply) => {
@@ -82,26 +106,23 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (rotated.kind === 'not-rotatable') {
       return renderTokens(request, reply, { error: 'That token cannot be rotated: it is revoked, expired or already rotated.' }, 409);
     }
-    return renderTokens(
-      request,
-      reply,
-      {
-        created: {
-          token: rotated.secret,
-          name: rotated.token.name,
-          test: rotated.token.kind === 'test',
-          replaces: { prefix: `${rotated.previous.displayPrefix}…`, until: formatDateTime(rotated.previous.expiresAt!) },
-        },
-      },
-      201,
-    );
+    const created: Created = {
+      token: rotated.secret,
+      name: rotated.token.name,
+      test: rotated.token.kind === 'test',
+      replaces: { prefix: `${rotated.previous.displayPrefix}…`, until: formatDateTime(rotated.previous.expiresAt!) },
+    };
+    reply.setFlash(JSON.stringify({ kind: 'created', created } satisfies Flash));
+    return reply.seeOther('/account/tokens?done=rotated#created');
   });
 
   app.post('/tokens/:id/revoke', { schema: { hide: true, params: TokenParams } }, async (request, reply) => {
     const account = accountOf(request);
-    if (!(await apiTokens.revoke(account.id, request.params.id, new Date()))) {
+    const token = (await apiTokens.list(account.id)).find((candidate) => candidate.id === request.params.id);
+    if (!token || !(await apiTokens.revoke(account.id, request.params.id, new Date()))) {
       return renderTokens(request, reply, { error: 'That token is already revoked, or is not one of yours.' }, 404);
     }
+    reply.setFlash(JSON.stringify({ kind: 'revoked', name: token.name, prefix: `${token.displayPrefix}…` } satisfies Flash));
     return reply.seeOther('/account/tokens?done=revoked');
   });
 

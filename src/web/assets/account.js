@@ -1,6 +1,8 @@
 // Progressive enhancement for the account pages; every page works without it.
 // - Copy buttons: a button with data-copy-target="<id>" copies that element's text.
 // - A token just created gets the focus, so that a screen reader announces it.
+// - A button with data-print opens the browser's print dialog (the invoice; the print stylesheet
+//   lays it out as a document).
 (function () {
   'use strict';
 
@@ -51,6 +53,12 @@
             selection.addRange(range);
           },
         );
+      });
+    });
+    Array.prototype.forEach.call(document.querySelectorAll('[data-print]'), function (button) {
+      button.hidden = false;
+      button.addEventListener('click', function () {
+        window.print();
       });
     });
     var created = document.getElementById('created');

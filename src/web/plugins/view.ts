@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fp from 'fastify-plugin';
@@ -43,6 +44,8 @@ export default fp(
       defaultContext: {
         baseUrl: config.publicBaseUrl,
         homeHref: `${basePath}/`,
+        contactEmail: app.services.seller.contactEmail(),
+        faviconHref: assetHref(basePath, 'favicon.svg'),
         stylesheetHref: assetHref(basePath, STYLESHEET, stylesheet),
       },
     });
@@ -67,6 +70,10 @@ export default fp(
         return reply.type('text/css; charset=utf-8').send(css);
       },
     });
+    // Browsers ask for /favicon.ico on pages that name no icon (a JSON answer opened in a tab).
+    app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+      reply.header('cache-control', `public, max-age=${maxAgeSeconds}`).type('image/svg+xml').send(readFileSync(path.join(ASSETS_DIR, 'favicon.svg'))),
+    );
     app.decorate('renderNotFoundPage', async (_request: FastifyRequest, reply: FastifyReply) => {
       reply.code(404).header('x-robots-tag', 'noindex');
       return reply.view('not-found', { title: 'Page not found' });

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import fp from 'fastify-plugin';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
@@ -21,11 +21,24 @@ declare module 'fastify' {
     endWebSession(): Promise<void>;
     /** A CSRF token for a form of this page, bound to the session (or to "no session"). */
     csrfToken(): string;
+    /**
+     * Hands a value to the next page this session loads, across a redirect (post/redirect/get),
+     * in a short-lived cookie encrypted and bound to the session: a new token's secret can then be
+     * shown once on the page the form redirects to, without putting it in a URL or storing it.
+     */
+    setFlash(value: string): void;
+  }
+  interface FastifyRequest {
+    /** The value a form of this session handed over (setFlash), once: reading it clears it. */
+    takeFlash(reply: FastifyReply): string | null;
   }
 }
 
 export const SESSION_COOKIE = 'vh_session';
 export const CSRF_COOKIE = 'vh_csrf';
+export const FLASH_COOKIE = 'vh_flash';
+/** Long enough for a redirect on a slow connection; short enough that a forgotten one soon expires. */
+const FLASH_MAX_AGE_S = 120;
 
 export interface WebSessionOptions {
   sessions: SessionService;
@@ -58,6 +71,7 @@ export default fp(
     const derive = (purpose: string) => createHmac('sha256', secret).update(purpose).digest('base64url');
     const cookieSecret = derive('vinhistory cookie signing v1');
     const csrfKey = derive('vinhistory csrf binding v1');
+    const flashKey = createHmac('sha256', secret).update('vinhistory flash encryption v1').digest();
 
     const secureFor = (request: FastifyRequest) => options.alwaysSecure || request.protocol === 'https';
     const cookieOptions = (request: FastifyRequest) => ({
@@ -117,6 +131,34 @@ export default fp(
       this.request.webSession = null;
       this.request.webSessionId = null;
       this.clearCookie(SESSION_COOKIE, { path: options.cookiePath });
+    });
+
+    // AES-256-GCM with the session's id hash as additional data: the cookie opens only in the
+    // session that set it, is unreadable to anyone holding it, and any change to it is refused.
+    const flashBinding = (request: FastifyRequest) => Buffer.from(request.webSession ? `session:${request.webSession.idHash}` : 'anonymous');
+    app.decorateReply('setFlash', function (this: FastifyReply, value: string) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', flashKey, iv);
+      cipher.setAAD(flashBinding(this.request));
+      const sealed = Buffer.concat([cipher.update(JSON.stringify({ v: value, t: Date.now() }), 'utf8'), cipher.final()]);
+      const cookie = Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
+      this.setCookie(FLASH_COOKIE, cookie, { ...cookieOptions(this.request), signed: false, sameSite: 'strict', maxAge: FLASH_MAX_AGE_S });
+    });
+    app.decorateRequest('takeFlash', function (this: FastifyRequest, reply: FastifyReply) {
+      const raw = this.cookies[FLASH_COOKIE];
+      if (!raw) return null;
+      reply.clearCookie(FLASH_COOKIE, { path: options.cookiePath });
+      try {
+        const bytes = Buffer.from(raw, 'base64url');
+        const decipher = createDecipheriv('aes-256-gcm', flashKey, bytes.subarray(0, 12));
+        decipher.setAAD(flashBinding(this));
+        decipher.setAuthTag(bytes.subarray(12, 28));
+        const opened = JSON.parse(Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8')) as { v: unknown; t: unknown };
+        if (typeof opened.v !== 'string' || typeof opened.t !== 'number' || Date.now() - opened.t > FLASH_MAX_AGE_S * 1000) return null;
+        return opened.v;
+      } catch {
+        return null;
+      }
     });
 
     app.decorateReply('csrfToken', function (this: FastifyReply) {

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { RESET_PASSWORD_PATH } from '../paths.ts';
 import { PASSWORD_MIN_LENGTH } from '../../accounts/validation.ts';
-import { firstErrors, formatWait, safeNext } from './present.ts';
+import { chosenPlanOf, firstErrors, formatWait, safeNext, withQuery } from './present.ts';
 
 const Form = Type.Record(Type.String(), Type.Unknown());
 const NextQuery = Type.Object({ next: Type.Optional(Type.String({ maxLength: 500 })) });
@@ -27,31 +27,36 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app;
   const { auth } = services;
 
+  /** The plan a visitor chose on the pricing page, when `next` goes on to buy it: both forms name it. */
+  const chosenPlan = async (next: string | null) => chosenPlanOf(next, await services.payments.billing.publicPlans());
+
   app.get('/signup', { schema: { hide: true, querystring: NextQuery } }, async (request, reply) => {
     const next = safeNext(request.query.next);
     if (request.webSession) return reply.seeOther(next ?? '/account');
-    return reply.page('auth/signup', { title: 'Create your account', next, values: {}, errors: {}, minLength: PASSWORD_MIN_LENGTH });
+    return reply.page('auth/signup', { title: 'Create your account', next, chosen: await chosenPlan(next), values: {}, errors: {}, minLength: PASSWORD_MIN_LENGTH });
   });
 
   app.post('/signup', { schema: { hide: true, body: Form } }, async (request, reply) => {
     const next = safeNext(request.body.next);
-    const result = await auth.signUp({ email: request.body.email, password: request.body.password, ip: request.ip, now: new Date() });
+    const acceptedTerms = request.body.terms === 'accepted';
+    const result = await auth.signUp({ email: request.body.email, password: request.body.password, acceptedTerms, ip: request.ip, now: new Date() });
     if (result.kind === 'throttled') return throttledPage(reply, result.retryAfterMs, 'Too many accounts were created from your network.');
     if (result.kind === 'invalid') {
       return reply.page(
         'auth/signup',
-        { title: 'Create your account', next, values: { email: request.body.email }, errors: firstErrors(result.errors), minLength: PASSWORD_MIN_LENGTH },
+        { title: 'Create your account', next, chosen: await chosenPlan(next), values: { email: request.body.email, terms: acceptedTerms }, errors: firstErrors(result.errors), minLength: PASSWORD_MIN_LENGTH },
         422,
       );
     }
     await reply.startWebSession(result.account);
-    return reply.seeOther(next ?? '/account?done=welcome');
+    // Whichever way a new customer came, the next page welcomes them.
+    return reply.seeOther(next ? withQuery(next, 'done', 'welcome') : '/account?done=welcome');
   });
 
   app.get('/login', { schema: { hide: true, querystring: NextQuery } }, async (request, reply) => {
     const next = safeNext(request.query.next);
     if (request.webSession) return reply.seeOther(next ?? '/account');
-    return reply.page('auth/login', { title: 'Log in', next, values: {}, errors: {} });
+    return reply.page('auth/login', { title: 'Log in', next, chosen: await chosenPlan(next), values: {}, errors: {} });
   });
 
   app.post('/login', { schema: { hide: true, body: Form } }, async (request, reply) => {
@@ -59,7 +64,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const result = await auth.logIn({ email: request.body.email, password: request.body.password, ip: request.ip, now: new Date() });
     if (result.kind === 'throttled') return throttledPage(reply, result.retryAfterMs, 'There were too many failed log-ins for this account or from your network.');
     if (result.kind === 'invalid') {
-      return reply.page('auth/login', { title: 'Log in', next, values: { email: request.body.email }, errors: firstErrors(result.errors) }, 422);
+      return reply.page('auth/login', { title: 'Log in', next, chosen: await chosenPlan(next), values: { email: request.body.email }, errors: firstErrors(result.errors) }, 422);
     }
     await reply.startWebSession(result.account);
     return reply.seeOther(next ?? '/account');

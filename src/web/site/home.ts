@@ -50,6 +50,12 @@ function presentPreview(outcome: VinPreviewOutcome, input: string): VinPreview {
   }
 }
 
+const HOME_NOTICES: Record<string, string> = {
+  'logged-out': 'You are logged out.',
+  'account-deleted':
+    'Your account is deleted: your plan is ended, your tokens are revoked and you are logged out. We keep your invoices and the record of your searches, as the law requires us to.',
+};
+
 /**
  * The landing page: what the API does, and a box that says what a report for a vehicle would hold
  * (how many auction records we have, from which auctions), without the records themselves: those
@@ -71,7 +77,7 @@ const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         // The public pages are for search engines too; everything else stays noindex.
         indexable: raw === undefined,
         preview,
-        notice: request.query.done === 'logged-out' ? 'You are logged out.' : null,
+        notice: HOME_NOTICES[request.query.done ?? ''] ?? null,
         fromPrice: Number.isFinite(cheapest) ? cheapest : null,
         exampleVin: '4JGBF7BE5AA585531',
       });

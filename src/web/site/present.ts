@@ -32,6 +32,15 @@ export interface PlanCard {
   price: string;
   per: string;
   note: string;
+  /** What one search costs when the whole quota is used, at this billing period's price, e.g. "$0.05". */
+  perSearch: string;
+}
+
+/** A price per search to a tenth of a cent at most ($0.048), and no trailing zeros beyond cents. */
+function perSearchPrice(cents: number): string {
+  const dollars = cents / 100;
+  const digits = dollars >= 0.1 ? 2 : 3;
+  return `$${dollars.toFixed(digits).replace(/(\.\d\d)0$/, '$1')}`;
 }
 
 export function planCard(plan: Plan, billing: BillingCycle): PlanCard {
@@ -51,6 +60,9 @@ export function planCard(plan: Plan, billing: BillingCycle): PlanCard {
     discountPercent,
     price: billing === 'annual' ? annual : monthly,
     per: billing === 'annual' ? 'year' : 'month',
+    perSearch: perSearchPrice(
+      plan.monthlyQuota > 0 ? (billing === 'annual' ? plan.annualPriceCents / 12 : plan.monthlyPriceCents) / plan.monthlyQuota : 0,
+    ),
     note:
       billing === 'annual'
         ? discountPercent > 0
@@ -85,6 +97,31 @@ export function safeNext(value: unknown): string | null {
   if (url.origin !== SITE) return null;
   const path = `${url.pathname}${url.search}${url.hash}`;
   return ACCOUNT_PATH.test(path) ? path : null;
+}
+
+/** `path` with one query parameter added (or replaced); path is a local path such as safeNext returns. */
+export function withQuery(path: string, name: string, value: string): string {
+  const url = new URL(path, SITE);
+  url.searchParams.set(name, value);
+  return `${url.pathname}${url.search}${url.hash}`;
+}
+
+export interface ChosenPlan {
+  name: string;
+  price: string;
+  per: string;
+  quota: string;
+}
+
+/** The plan named by a `next` of `/account/billing?plan=...&billing=...`, for the sign-up and log-in pages. */
+export function chosenPlanOf(next: string | null, plans: Plan[]): ChosenPlan | null {
+  if (!next) return null;
+  const url = new URL(next, SITE);
+  if (url.pathname !== '/account/billing') return null;
+  const plan = plans.find((candidate) => candidate.code === url.searchParams.get('plan'));
+  if (!plan) return null;
+  const card = planCard(plan, parseBilling(url.searchParams.get('billing')) ?? 'monthly');
+  return { name: card.name, price: card.price, per: card.per, quota: card.quota };
 }
 
 /** The first message of a field, for the template. */

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { MAX_LIVE_TOKENS } from '../../accounts/api-tokens.ts';
 import { parseBilling, planCard } from './present.ts';
 
 /**
@@ -16,7 +17,7 @@ const pricingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const plans = await services.payments.billing.publicPlans();
       const cards = plans.map((plan) => planCard(plan, billing));
       const bestDiscount = Math.max(0, ...cards.map((card) => card.discountPercent));
-      return reply.page('pricing', { title: 'Pricing', section: 'pricing', indexable: true, billing, cards, bestDiscount, checkoutProvider: services.payments.checkoutProvider });
+      return reply.page('pricing', { title: 'Pricing', section: 'pricing', indexable: true, billing, cards, bestDiscount, checkoutProvider: services.payments.checkoutProvider, maxTokens: MAX_LIVE_TOKENS });
     },
   );
 };

@@ -74,7 +74,7 @@ describe('a busy SQLite database', () => {
   it("answers the website's form with a 503 page saying the service is busy, to try again", async () => {
     const browser = new WebClient(app);
     await browser.get('/signup');
-    const res = await withWriteLockHeld(() => browser.post('/signup', { email: randomEmail(), password: 'correct horse battery' }));
+    const res = await withWriteLockHeld(() => browser.post('/signup', { email: randomEmail(), password: 'correct horse battery', terms: 'accepted' }));
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('1');
     expect(res.headers['content-type']).toMatch(/^text\/html/);

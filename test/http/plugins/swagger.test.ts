@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app.ts';
+import { createTestApp, TEST_BASE_URL, type TestApp } from '../../support/app.ts';
 
 type Json = Record<string, any>;
 
@@ -118,13 +118,32 @@ describe('API documentation and health', () => {
     }
   });
 
-  it('serves a readable reference page at /docs from the npm package (no CDN)', async () => {
-    const res = await t.app.inject({ url: '/docs/' });
+  it('serves the reference page at /docs in the site\'s layout: customer operations only, samples in four languages, no CDN', async () => {
+    expect((await t.app.inject({ url: '/docs/' })).headers.location).toBe('/docs');
+    const res = await t.app.inject({ url: '/docs' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/html/);
     expect(res.body).not.toMatch(/https?:\/\/(cdn|unpkg|cdnjs|jsdelivr)/);
-    const bundle = await t.app.inject({ url: '/docs/static/swagger-ui-bundle.js' });
-    expect(bundle.statusCode).toBe(200);
+    // The site's header and footer, the strict CSP of every page (no inline script or style).
+    expect(res.body).toContain('class="site-header"');
+    expect(res.body).toContain('href="/terms"');
+    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(res.headers['content-security-policy']).not.toContain('unsafe-inline');
+    for (const operation of ['searchPost', 'searchGet', 'usage']) expect(res.body).toContain(`id="${operation}"`);
+    expect(res.body).not.toContain('/admin/');
+    expect(res.body).not.toContain('vh_op_');
+    for (const language of ['curl', 'JavaScript', 'Python', 'PHP']) expect(res.body.match(new RegExp(`<summary>${language}</summary>`, 'g'))).toHaveLength(3);
+    expect(res.body).toContain(`curl -X POST &quot;${TEST_BASE_URL}/api/v1/search&quot;`);
+    expect(res.body).toContain('requests.get(');
+    // Every sample names the required VIN, from the document's examples.
+    expect(res.body).toContain(`curl &quot;${TEST_BASE_URL}/api/v1/search?vin=4JGBF7BE5AA585531&quot;`);
+    expect(res.body).toContain('curl_init(');
+    // "Try it" is the page's own script, on the host the page is opened on.
+    expect(res.body).toMatch(/<script src="\/assets\/docs\.js\?v=\w+" defer><\/script>/);
+    expect(res.body).toContain('data-try data-method="GET" data-path="/api/v1/search"');
+    const script = await t.app.inject({ url: '/assets/docs.js' });
+    expect(script.statusCode).toBe(200);
+    expect(script.body).toContain('window.location.pathname');
   });
 
   it('serves the landing page at the root, linking the API reference', async () => {

@@ -31,17 +31,40 @@ describe.each(DIALECTS)('tokens and usage pages (%s)', (dialect) => {
     return { browser, account };
   }
 
-  test('a new token is shown once, in the answer to the form, never cached; the list shows its prefix', async () => {
+  test('a new token is shown once, on the page the form redirects to (post/redirect/get), never cached; the list shows its prefix', async () => {
     const { browser, account } = await customer();
     await browser.get('/account/tokens');
-    const created = await browser.post('/account/tokens', { name: '  ci   pipeline ' });
-    expect(created.statusCode).toBe(201);
+    const posted = await browser.post('/account/tokens', { name: '  ci   pipeline ' });
+    // The form answers a redirect: reloading the page that follows never sends it again.
+    expect(posted.statusCode).toBe(303);
+    expect(posted.headers.location).toBe('/account/tokens?done=created#created');
+    expect(posted.body).not.toMatch(TOKEN);
+    // The secret travels in an encrypted cookie, not readable in it, and never in the URL.
+    const flash = posted.cookies.find((cookie) => cookie.name === 'vh_flash');
+    expect(flash).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(flash!.value).not.toMatch(TOKEN);
+    expect(Buffer.from(flash!.value, 'base64url').toString('latin1')).not.toMatch(/vh_live_/);
+    const created = await browser.get('/account/tokens?done=created');
+    expect(created.statusCode).toBe(200);
     expect(created.headers['cache-control']).toBe('no-store');
     const shown = [...new Set(created.body.match(TOKEN))];
     expect(shown).toHaveLength(1);
     const token = shown[0]!;
     const [row] = await t.repos.tokens.listForAccount(account.id);
     expect(row).toMatchObject({ name: 'ci pipeline', displayPrefix: token.slice(0, 12) });
+    // The same curl line carries the new token, not a placeholder to replace.
+    expect(created.body).not.toContain('YOUR_TOKEN');
+    expect(created.body).toContain(`curl -H "Authorization: ${token}"`);
+    // A reload of the same address shows the list and a notice, and makes no second token.
+    const reloaded = await browser.get('/account/tokens?done=created');
+    expect(reloaded.body).not.toMatch(TOKEN);
+    expect(reloaded.body).toContain('Its secret was shown once');
+    expect(await t.repos.tokens.listForAccount(account.id)).toHaveLength(1);
+    // The flash opens only in the session that set it: another browser's cookie jar gets nothing.
+    const other = new WebClient(t.app);
+    await other.signUp(randomEmail());
+    other.cookies.set('vh_flash', flash!.value);
+    expect((await other.get('/account/tokens?done=created')).body).not.toMatch(TOKEN);
     const later = await browser.get('/account/tokens');
     expect(later.body).not.toMatch(TOKEN);
     expect(later.body).toContain(`${token.slice(0, 12)}…`);
@@ -72,8 +95,10 @@ describe.each(DIALECTS)('tokens and usage pages (%s)', (dialect) => {
     const { row, token: old } = await t.repos.tokens.create(account.id, 'deploy');
     await browser.get('/account/tokens');
     const before = Date.now();
-    const rotated = await browser.post(`/account/tokens/${row.id}/rotate`);
-    expect(rotated.statusCode).toBe(201);
+    const redirected = await browser.post(`/account/tokens/${row.id}/rotate`);
+    expect(redirected.statusCode).toBe(303);
+    expect(redirected.headers.location).toBe('/account/tokens?done=rotated#created');
+    const rotated = await browser.get('/account/tokens?done=rotated');
     const fresh = [...new Set(rotated.body.match(TOKEN))];
     expect(fresh).toHaveLength(1);
     expect(fresh[0]).not.toBe(old);
@@ -95,6 +120,8 @@ describe.each(DIALECTS)('tokens and usage pages (%s)', (dialect) => {
 
     const revoked = await browser.post(`/account/tokens/${row.id}/revoke`);
     expect(revoked.statusCode).toBe(303);
+    // The notice names the token revoked.
+    expect((await browser.get('/account/tokens?done=revoked')).body).toContain(`The token “deploy” (${old.slice(0, 12)}…) is revoked.`);
     expect((await t.app.inject({ url: `/api/v1/search?vin=${validVin()}`, headers: { authorization: old } })).statusCode).toBe(401);
     expect((await t.app.inject({ url: `/api/v1/search?vin=${validVin()}`, headers: { authorization: fresh[0]! } })).statusCode).toBe(404);
   });

@@ -35,10 +35,12 @@ describe('landing and pricing pages', () => {
     expect(found.body).toContain('<strong>2 auction records</strong> for <span class="mono">4JGBF7BE5AA585531</span>');
     expect(found.body).toContain('From Copart and IAAI, last sold Mar 14, 2024, with 2 photos.');
     expect(found.body).toContain('<meta name="robots" content="noindex, nofollow">');
-    // The records themselves are not on the page.
+    // The records themselves are not on the page; the next step to them is.
     expect(found.body).not.toContain('img.test');
+    expect(found.body).toContain('<a class="button button--small" href="/pricing">Get the full report<span class="visually-hidden"> for 4JGBF7BE5AA585531</span></a>');
     const none = await t.app.inject({ url: '/?vin=1HGCM82633A004352', remoteAddress: '192.0.2.3' });
     expect(none.body).toContain('No auction records yet');
+    expect(none.body).not.toContain('Get the full report');
     const bad = await t.app.inject({ url: '/?vin=1HGCM82633A004353', remoteAddress: '192.0.2.4' });
     expect(bad.body).toMatch(/The VIN check digit \(position 9\) is 3, but this VIN requires [0-9X]\./);
     expect(bad.body).toContain('aria-invalid="true"');
@@ -71,7 +73,14 @@ describe('landing and pricing pages', () => {
     expect(amounts(annual.body)).toEqual(['$600', '$1,440', '$3,840']);
     expect(annual.body).toContain('Billed yearly ($50 × 12)');
     expect(annual.body).toContain('$120 a month, billed yearly: 20% less than monthly');
-    expect(annual.body).toContain('href="/account/billing?plan=vip&amp;billing=annual"');
+    // A visitor who is not logged in goes to sign-up first, which comes back to the choice.
+    expect(annual.body).toContain(`href="/signup?next=${encodeURIComponent('/account/billing?plan=vip&billing=annual')}"`);
+    // The price of a search at each plan's full quota, and the real token limit.
+    expect(monthly.body).toContain('<strong>$0.05</strong> per search');
+    expect(monthly.body).toContain('<strong>$0.03</strong> per search');
+    expect(monthly.body).toContain('<strong>$0.027</strong> per search');
+    expect(monthly.body).toContain('Up to 25 API tokens');
+    expect(monthly.body).not.toContain('Unlimited');
     expect(annual.body).toContain('By bank transfer, against an invoice in your account.');
     // Custom (enterprise) plans are not on the public price list.
     await t.repos.plans.create({ code: 'acme-private', name: 'Acme Private', monthlyQuota: 9, ratePerSecond: 1, monthlyPriceCents: 1 });

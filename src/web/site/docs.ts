@@ -1,0 +1,217 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { renderInlineMarkdown, renderMarkdown } from '../markdown.ts';
+
+type Json = { [key: string]: unknown };
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+export interface ReferenceParameter {
+  name: string;
+  where: 'query' | 'header' | 'body';
+  required: boolean;
+  type: string;
+  html: string;
+  example: string | null;
+}
+
+export interface CodeSample {
+  language: string;
+  code: string;
+}
+
+export interface ReferenceOperation {
+  id: string;
+  method: string;
+  path: string;
+  summary: string;
+  html: string;
+  parameters: ReferenceParameter[];
+  responses: { status: string; html: string }[];
+  samples: CodeSample[];
+}
+
+export interface ReferenceSchema {
+  name: string;
+  html: string;
+  fields: { name: string; type: string; required: boolean; html: string }[];
+}
+
+export interface Reference {
+  title: string;
+  html: string;
+  sections: { name: string; html: string; operations: ReferenceOperation[] }[];
+  schemas: ReferenceSchema[];
+}
+
+function typeOf(schema: unknown): string {
+  if (!isObject(schema)) return '';
+  if (typeof schema.$ref === 'string') return schema.$ref.split('/').at(-1)!;
+  if (Array.isArray(schema.anyOf)) return schema.anyOf.map(typeOf).filter(Boolean).join(' or ');
+  if (Array.isArray(schema.oneOf)) return schema.oneOf.map(typeOf).filter(Boolean).join(' or ');
+  if (Array.isArray(schema.type)) return schema.type.join(' or ');
+  if (schema.type === 'array') return `array of ${typeOf(schema.items) || 'values'}`;
+  if (Array.isArray(schema.enum)) return schema.enum.map((value) => JSON.stringify(value)).join(', ');
+  if ('const' in schema) return JSON.stringify(schema.const);
+  return text(schema.type);
+}
+
+function exampleOf(schema: unknown): string | null {
+  if (!isObject(schema)) return null;
+  const examples = Array.isArray(schema.examples) ? schema.examples : schema.example !== undefined ? [schema.example] : [];
+  return typeof examples[0] === 'string' ? examples[0] : null;
+}
+
+/** The four samples of an operation: curl, JavaScript (fetch), Python (requests) and PHP (curl extension). */
+export function codeSamples(baseUrl: string, method: string, path: string, query: Record<string, string>, body: Record<string, string> | null): CodeSample[] {
+  const search = new URLSearchParams(query).toString();
+  const url = `${baseUrl}${path}${search ? `?${search}` : ''}`;
+  const upper = method.toUpperCase();
+  const json = body ? JSON.stringify(body) : null;
+  const curl = [
+    `curl${upper === 'GET' ? '' : ` -X ${upper}`} "${url}" \\`,
+    `  -H "Authorization: $VINHISTORY_TOKEN"${json ? ' \\' : ''}`,
+    ...(json ? [`  -H "Content-Type: application/json" \\`, `  -d '${json}'`] : []),
+  ].join('\n');
+  const javascript = [
+    `const response = await fetch('${url}', {`,
+    ...(upper === 'GET' ? [] : [`  method: '${upper}',`]),
+    `  headers: { Authorization: process.env.VINHISTORY_TOKEN${json ? ", 'Content-Type': 'application/json'" : ''} },`,
+    ...(json ? [`  body: JSON.stringify(${JSON.stringify(body)}),`] : []),
+    '});',
+    'const data = await response.json();',
+    'console.log(response.status, data);',
+  ].join('\n');
+  const python = [
+    'import os',
+    'import requests',
+    '',
+    `response = requests.${upper.toLowerCase()}(`,
+    `    "${baseUrl}${path}",`,
+    ...(search ? [`    params=${JSON.stringify(query).replace(/":/g, '": ')},`] : []),
+    ...(json ? [`    json=${JSON.stringify(body).replace(/":/g, '": ')},`] : []),
+    '    headers={"Authorization": os.environ["VINHISTORY_TOKEN"]},',
+    '    timeout=30,',
+    ')',
+    'print(response.status_code, response.json())',
+  ].join('\n');
+  const php = [
+    '<?php',
+    `$curl = curl_init('${url}');`,
+    'curl_setopt_array($curl, [',
+    '    CURLOPT_RETURNTRANSFER => true,',
+    ...(upper === 'GET' ? [] : [`    CURLOPT_CUSTOMREQUEST => '${upper}',`]),
+    `    CURLOPT_HTTPHEADER => ['Authorization: ' . getenv('VINHISTORY_TOKEN')${json ? ", 'Content-Type: application/json'" : ''}],`,
+    ...(json ? [`    CURLOPT_POSTFIELDS => json_encode(${phpArray(body!)}),`] : []),
+    ']);',
+    '$body = curl_exec($curl);',
+    '$status = curl_getinfo($curl, CURLINFO_HTTP_CODE);',
+    'var_dump($status, json_decode($body, true));',
+  ].join('\n');
+  return [
+    { language: 'curl', code: curl },
+    { language: 'JavaScript', code: javascript },
+    { language: 'Python', code: python },
+    { language: 'PHP', code: php },
+  ];
+}
+
+function phpArray(values: Record<string, string>): string {
+  return `[${Object.entries(values).map(([key, value]) => `'${key}' => '${value.replace(/'/g, "\\'")}'`).join(', ')}]`;
+}
+
+/**
+ * The customers' OpenAPI document as the /docs page shows it: each operation with its
+ * parameters, its answers, and ready-to-run samples against the service's public address.
+ */
+export function presentReference(document: Json, baseUrl: string): Reference {
+  const info = isObject(document.info) ? document.info : {};
+  const tags = Array.isArray(document.tags) ? document.tags.filter(isObject) : [];
+  const paths = isObject(document.paths) ? document.paths : {};
+  const operations: (ReferenceOperation & { tag: string })[] = [];
+  for (const [path, item] of Object.entries(paths)) {
+    if (!isObject(item)) continue;
+    for (const [method, raw] of Object.entries(item)) {
+      if (!isObject(raw)) continue;
+      const parameters: ReferenceParameter[] = (Array.isArray(raw.parameters) ? raw.parameters.filter(isObject) : []).map((parameter) => ({
+        name: text(parameter.name),
+        where: parameter.in === 'header' ? 'header' : 'query',
+        required: parameter.required === true,
+        type: typeOf(parameter.schema),
+        html: renderInlineMarkdown(text(parameter.description)),
+        // OpenAPI puts a parameter's example beside its schema; a body property's sits in the schema.
+        example: exampleOf(parameter) ?? exampleOf(parameter.schema),
+      }));
+      const body = isObject(raw.requestBody) && isObject(raw.requestBody.content) ? raw.requestBody.content['application/json'] : undefined;
+      const bodySchema = isObject(body) && isObject(body.schema) ? body.schema : null;
+      const bodyExample: Record<string, string> = {};
+      if (bodySchema && isObject(bodySchema.properties)) {
+        const required = Array.isArray(bodySchema.required) ? bodySchema.required : [];
+        for (const [name, property] of Object.entries(bodySchema.properties)) {
+          parameters.push({ name, where: 'body', required: required.includes(name), type: typeOf(property), html: renderInlineMarkdown(text(isObject(property) ? property.description : '')), example: exampleOf(property) });
+          const example = exampleOf(property);
+          if (required.includes(name) && example) bodyExample[name] = example;
+        }
+      }
+      const query = Object.fromEntries(parameters.filter((p) => p.where === 'query' && p.required && p.example).map((p) => [p.name, p.example!]));
+      const responses = isObject(raw.responses) ? raw.responses : {};
+      operations.push({
+        tag: Array.isArray(raw.tags) ? text(raw.tags[0]) : '',
+        id: text(raw.operationId) || `${method}-${path}`.replace(/[^a-z0-9]+/gi, '-'),
+        method: method.toUpperCase(),
+        path,
+        summary: text(raw.summary),
+        html: renderMarkdown(text(raw.description)),
+        parameters,
+        responses: Object.entries(responses).map(([status, response]) => ({ status, html: renderInlineMarkdown(text(isObject(response) ? response.description : '')) })),
+        samples: codeSamples(baseUrl, method, path, query, bodySchema ? bodyExample : null),
+      });
+    }
+  }
+  const components = isObject(document.components) && isObject(document.components.schemas) ? document.components.schemas : {};
+  return {
+    title: text(info.title),
+    html: renderMarkdown(text(info.description)),
+    sections: tags.map((tag) => ({
+      name: text(tag.name),
+      html: renderInlineMarkdown(text(tag.description)),
+      operations: operations.filter((operation) => operation.tag === tag.name),
+    })),
+    schemas: Object.entries(components)
+      .filter(([, schema]) => isObject(schema))
+      .map(([name, raw]) => {
+        const schema = raw as Json;
+        const required = Array.isArray(schema.required) ? schema.required : [];
+        const properties = isObject(schema.properties) ? schema.properties : {};
+        return {
+          name,
+          html: renderInlineMarkdown(text(schema.description)),
+          fields: Object.entries(properties).map(([field, property]) => ({
+            name: field,
+            type: typeOf(property),
+            required: required.includes(field),
+            html: renderInlineMarkdown(text(isObject(property) ? property.description : '')),
+          })),
+        };
+      }),
+  };
+}
+
+/**
+ * /docs: the customers' API reference in the site's own layout, rendered on the server from the
+ * same OpenAPI document as /api/v1/openapi.json (customer operations only), with samples in four
+ * languages and a "try it" form whose script (assets/docs.js) calls the API on the host the page
+ * was opened on. docs/decisions.md says why not a third-party renderer.
+ */
+const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { config } = app.services;
+  let reference: Reference | null = null;
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => {
+    reference ??= presentReference(app.customerOpenApi(), config.publicBaseUrl);
+    return reply.page('docs', { title: 'API reference', section: 'docs', indexable: true, reference, docsScript: true });
+  });
+  app.get('/docs/', { schema: { hide: true } }, async (_request, reply) => reply.seeOther('/docs'));
+  // The document itself, where Swagger UI served it (links and tools may point here).
+  app.get('/docs/json', { schema: { hide: true } }, async () => app.customerOpenApi());
+};
+
+export default docsRoutes;
