@@ -6,6 +6,7 @@ import * as operatorTokens from './0004-operator-tokens.ts';
 import * as stripeEventOrder from './0005-stripe-event-order.ts';
 import * as sandboxTokens from './0009-sandbox-tokens.ts';
 import * as reportLanguages from './0010-report-languages.ts';
+import * as brands from './0012-brands.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005-stripe-event-order': stripeEventOrder,
   '0009-sandbox-tokens': sandboxTokens,
   '0010-report-languages': reportLanguages,
+  '0012-brands': brands,
 };

@@ -3,6 +3,7 @@ import { AccountPasswordsRepository } from './account-passwords-repository.ts';
 import { AccountsRepository, SubscriptionsRepository } from './accounts-repository.ts';
 import { AuthAttemptsRepository } from './auth-attempts-repository.ts';
 import { BillingRepository } from './billing-repository.ts';
+import { BrandsRepository } from './brands-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
 import { OperatorTokensRepository } from './operator-tokens-repository.ts';
@@ -40,6 +41,8 @@ export interface Repositories {
   billing: BillingRepository;
   // Tokens of the admin API (0004).
   operatorTokens: OperatorTokensRepository;
+  // White-label brands (0012).
+  brands: BrandsRepository;
 }
 
 export function createRepositories(db: Db): Repositories {
@@ -58,6 +61,7 @@ export function createRepositories(db: Db): Repositories {
     ...ledger,
     searchCommit: new SearchCommit(db, ledger),
     settings: new SettingsRepository(db),
+    brands: new BrandsRepository(db),
     passwords: new AccountPasswordsRepository(db),
     webSessions: new WebSessionsRepository(db),
     passwordResets: new PasswordResetsRepository(db),

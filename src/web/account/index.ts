@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import billingRoutes from './billing.ts';
+import brandRoutes from './brand.ts';
 import overviewRoutes from './overview.ts';
 import settingsRoutes from './settings.ts';
 import tokensRoutes from './tokens.ts';
@@ -29,6 +30,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(tokensRoutes);
   await app.register(usageRoutes);
   await app.register(settingsRoutes);
+  await app.register(brandRoutes);
 };
 
 export default accountRoutes;

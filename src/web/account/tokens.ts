@@ -12,6 +12,7 @@ const GRACE_HOURS = TOKEN_ROTATION_GRACE_MS / (60 * 60 * 1000);
 
 const NOTICES: Record<string, string> = {
   revoked: 'The token is revoked. Requests with it are refused from now on.',
+  'brand-set': 'The token\'s brand is saved: its next reports show it.',
 };
 
 interface Created {
@@ -28,13 +29,18 @@ interface Created {
  * shown in the answer to the form itself, never stored or put in a URL, and the answer is not cached.
  */
 const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { apiTokens, payments } = app.services;
+  const { apiTokens, payments, brands } = app.services;
 
   async function renderTokens(request: FastifyRequest, reply: FastifyReply, extra: { created?: Created; error?: string; nameError?: string; name?: string; kind?: ApiTokenKind; notice?: string | null }, status = 200) {
     const account = accountOf(request);
     const now = new Date();
-    const [tokens, subscription] = await Promise.all([apiTokens.list(account.id), payments.billing.inForce(account.id, now)]);
-    const views = tokens.map((token) => tokenView(token, now));
+    const [tokens, subscription, brandList, tokenBrands] = await Promise.all([
+      apiTokens.list(account.id),
+      payments.billing.inForce(account.id, now),
+      brands.list(account.id),
+      brands.tokenBrands(account.id),
+    ]);
+    const views = tokens.map((token) => ({ ...tokenView(token, now), brandId: tokenBrands.get(token.id) ?? '' }));
     return reply.page(
       'account/tokens',
       {
@@ -52,6 +58,8 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
         hasPlan: subscription !== undefined,
         graceHours: GRACE_HOURS,
         apiUrl: `${app.services.config.publicBaseUrl}/api/v1/search`,
+        // White label: a token may carry one of the account's named brands (the default needs no choosing).
+        brandOptions: brandList.filter((brand) => !brand.isDefault).map((brand) => ({ id: brand.id, name: brand.name })),
       },
       status,
     );
@@ -103,6 +111,15 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return renderTokens(request, reply, { error: 'That token is already revoked, or is not one of yours.' }, 404);
     }
     return reply.seeOther('/account/tokens?done=revoked');
+  });
+
+  app.post('/tokens/:id/brand', { schema: { hide: true, params: TokenParams, body: Form } }, async (request, reply) => {
+    const account = accountOf(request);
+    const brandId = typeof request.body.brand_id === 'string' ? request.body.brand_id : '';
+    if (!(await brands.setTokenBrand(account.id, request.params.id, brandId === '' ? null : brandId))) {
+      return renderTokens(request, reply, { error: 'That token or brand is not one of yours.' }, 404);
+    }
+    return reply.seeOther('/account/tokens?done=brand-set');
   });
 
 };
