@@ -14,11 +14,17 @@ import type { Brand } from './present.ts';
  */
 export function accentCss(brand: Brand): string | null {
   if (brand.accent === null || !/^#[0-9a-fA-F]{6}$/.test(brand.accent)) return null;
-  const a = brand.accent;
+  const a = brand.accent.toLowerCase();
   return (
-    `:root{--accent:${a};--accent-strong:${a};--on-accent:#ffffff}` +
-    `@media (prefers-color-scheme:dark){:root{--accent:color-mix(in srgb,${a} 40%,#fff);--accent-strong:color-mix(in srgb,${a} 25%,#fff);--on-accent:#0f1217}}`
+    `:root{--accent:${a};--accent-strong:${a};--accent-soft:${mix(a, '#ffffff', 0.08)};--on-accent:#ffffff}` +
+    `@media (prefers-color-scheme:dark){:root{--accent:${mix(a, '#ffffff', 0.4)};--accent-strong:${mix(a, '#ffffff', 0.25)};--accent-soft:${mix(a, '#0f1217', 0.3)};--on-accent:#0f1217}}`
   );
+}
+
+/** `weight` of colour `a` and the rest of `b`, as #rrggbb (computed here: the PDF's and older browsers' CSS need no color-mix). */
+function mix(a: string, b: string, weight: number): string {
+  const channel = (hex: string, i: number) => Number.parseInt(hex.slice(1 + 2 * i, 3 + 2 * i), 16);
+  return `#${[0, 1, 2].map((i) => Math.round(channel(a, i) * weight + channel(b, i) * (1 - weight)).toString(16).padStart(2, '0')).join('')}`;
 }
 
 /**

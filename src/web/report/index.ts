@@ -189,7 +189,7 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const accent = accentCss(brand);
     const html = await app.view('report', { report: view, testReport: report.sandbox === true, pdf: { css: `${fonts.page}\n${pdfStylesheet()}` }, accentCss: accent, getReportsHref: null });
     const t = translatorFor(language);
-    const footer = [brand.name, t.t('pdf.made', { id: report.id, time: t.formatDateTime(report.createdAt) }), t.t('pdf.page', { page: '{page}', pages: '{pages}' })].join(' · ');
+    const footer = [brand.name, ...(brand.contact ? [brand.contact] : []), t.t('pdf.made', { id: report.id, time: t.formatDateTime(report.createdAt) }), t.t('pdf.page', { page: '{page}', pages: '{pages}' })].join(' · ');
     return services.pdfRenderer.print(html, { paper, footer, dir: t.dir, fontCss: fonts.footer });
   }
 
