@@ -1,9 +1,15 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DIALECTS } from '../../support/databases.ts';
 import { createAccountTestApp, randomEmail, WebClient, type AccountTestApp } from '../../support/customer-app.ts';
+import { IN_CI } from '../../support/env.ts';
+
+const CAN_PRINT = existsSync('/usr/bin/chromium') || IN_CI;
 
 /** The sandbox vehicle with several lots: a test token's search of it makes a report. */
 const SANDBOX_VIN = '4T1BF1FK7FU900011';
@@ -268,6 +274,34 @@ describe.each(DIALECTS)('white label: the brand page, branded reports and report
     // Back to the default: the select's empty choice.
     expect((await browser.post(`/account/tokens/${b.tokenId}/brand`, { brand_id: '' })).statusCode).toBe(303);
     expect(await search(b.token)).toMatch(/^https:\/\/main\.example\/report\//);
+  });
+
+  test.runIf(CAN_PRINT)('the PDF of a branded report carries their name and contact, none of ours; a changed brand prints anew', async () => {
+    const { browser, account } = await signedUp();
+    await postBrand(t, browser, { brand_id: '', name: 'Print Motors', contact: 'print@motors.example', report_base_url: 'https://print.example' }, await pngLogo());
+    const { token } = await testToken(account.id);
+    const id = (await search(token)).split('/').pop()!;
+    const redirect = await t.app.inject({ url: `/report/${id}.pdf`, headers: { 'accept-language': 'pl' } });
+    expect(redirect.statusCode).toBe(302);
+    // Relative, so that it stays on their address behind their proxy.
+    expect(redirect.headers.location).toBe(`./${id}.pdf?lang=pl&paper=a4`);
+    const text = async () => {
+      const res = await t.app.inject({ url: `/report/${id}.pdf?lang=en&paper=a4` });
+      expect(res.statusCode).toBe(200);
+      const file = path.join(t.dataDir, `${Math.random().toString(36).slice(2)}.pdf`);
+      writeFileSync(file, res.rawPayload);
+      return execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' }) + execFileSync('pdfinfo', [file], { encoding: 'utf8' });
+    };
+    const first = await text();
+    expect(first).toContain('Print Motors');
+    expect(first).toContain('print@motors.example');
+    expect(first).not.toMatch(/vinhistory/i);
+    const [brand] = await t.app.services.brands.list(account.id);
+    await browser.get(`/account/brand?brand=${brand!.id}`);
+    expect((await postBrand(t, browser, { brand_id: brand!.id, name: 'Reprint Motors', contact: '', report_base_url: 'https://print.example' })).statusCode).toBe(303);
+    const second = await text();
+    expect(second).toContain('Reprint Motors');
+    expect(second).not.toContain('print@motors.example');
   });
 
   test('the preview renders the report page with the brand over a sample report, framable by the brand page only', async () => {
