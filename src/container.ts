@@ -20,6 +20,7 @@ import { AccountAuthService } from './accounts/account-auth-service.ts';
 import { AccountService } from './accounts/account-service.ts';
 import { AccountDeletionService } from './accounts/account-deletion.ts';
 import { LegalDocuments } from './accounts/legal-documents.ts';
+import { BrandService } from './accounts/brand-service.ts';
 import { ApiTokenService } from './accounts/api-tokens.ts';
 import { OperatorTokenService } from './accounts/operator-tokens.ts';
 import { PasswordHasher, type ScryptCost } from './accounts/password-hasher.ts';
@@ -93,6 +94,8 @@ export interface Container {
   // Accounts and billing.
   readonly accounts: AccountService;
   readonly apiTokens: ApiTokenService;
+  /** White-label brands of accounts and which one a report shows. */
+  readonly brands: BrandService;
   readonly operatorTokens: OperatorTokenService;
   readonly plans: PlanService;
   readonly invoices: InvoiceService;
@@ -231,6 +234,7 @@ export function createContainer(options: ContainerOptions): Container {
     guards,
     accounts: new AccountService(repos),
     apiTokens: new ApiTokenService(repos),
+    brands: new BrandService({ repos, isProduction: config.isProduction }),
     operatorTokens: new OperatorTokenService(repos),
     plans: new PlanService({ db, repos }),
     invoices: new InvoiceService({ db, repos }),

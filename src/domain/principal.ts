@@ -8,6 +8,11 @@ export interface TokenPrincipal {
   lastUsedAt: string | null;
   /** A sandbox token (`vh_test_...`): searches the sandbox catalogue, uncounted, with or without a subscription. */
   sandbox: boolean;
+  /**
+   * The report base URL of the brand the token's reports show (its own brand, else the account's
+   * default), or null (or absent) for ours: report_url is built from it.
+   */
+  reportBaseUrl?: string | null;
   subscription: {
     id: string;
     startedAt: string;

@@ -15,7 +15,8 @@ export const ReportSchema = Type.Object(
     lots: Type.Array(Type.Ref(LotSchema), { description: 'Every known auction lot of the vehicle, newest sale first.' }),
     report_url: Type.String({
       format: 'uri',
-      description: 'Shareable report page: {PUBLIC_BASE_URL}/report/<uuid v4>. Anyone holding the link can open it.',
+      description:
+        'Shareable report page: {PUBLIC_BASE_URL}/report/<uuid v4>, or {report address}/report/<uuid v4> when the token (else the account) has a white-label brand with a report address of its own. Anyone holding the link can open it.',
     }),
   },
   { $id: 'Report', title: 'Report', additionalProperties: false },
@@ -32,4 +33,6 @@ export interface StoredReport {
   lots: Lot[];
   /** True when a sandbox token made it from the sandbox catalogue: the page marks it as a test report. */
   sandbox?: boolean;
+  /** The token whose search made it (null for reports made before brands were stored): its brand is the report's. */
+  tokenId?: string | null;
 }

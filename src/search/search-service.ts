@@ -161,7 +161,7 @@ export class SearchService {
         vin: search.vin,
         origin_timestamp: search.createdAt,
         lots: search.lots,
-        report_url: `${this.options.publicBaseUrl}/report/${search.reportId}`,
+        report_url: `${principal.reportBaseUrl ?? this.options.publicBaseUrl}/report/${search.reportId}`,
       },
     };
   }

@@ -59,6 +59,8 @@ export interface ApiTokensTable {
   expires_at: string | null;
   /** 1 for a sandbox token, `vh_test_...` (0009). */
   sandbox: ColumnType<number, number | undefined, number>;
+  /** The brand its reports show instead of the account's default (0012). */
+  brand_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface LotsTable {
@@ -106,6 +108,26 @@ export interface ReportsTable {
   lots: string;
   /** 1 when a sandbox token made it from the sandbox catalogue (0009). */
   sandbox: ColumnType<number, number | undefined, number>;
+  /** The token whose search made it, for its brand; null before 0012. */
+  token_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** An account's brand for white-label reports (0012). */
+export interface BrandsTable {
+  id: string;
+  account_id: string;
+  /** 1 for the account's default brand (at most one per account). */
+  is_default: number;
+  name: string;
+  /** SHA-256 (hex) of the logo's PNG bytes: its address and cache key. */
+  logo_hash: string | null;
+  /** The logo as PNG, base64. */
+  logo_png: string | null;
+  accent: string | null;
+  contact: string | null;
+  report_base_url: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface SearchesTable {
@@ -350,6 +372,7 @@ export interface Database {
   api_tokens: ApiTokensTable;
   lots: LotsTable;
   reports: ReportsTable;
+  brands: BrandsTable;
   searches: SearchesTable;
   usage_counters: UsageCountersTable;
   idempotency_keys: IdempotencyKeysTable;
@@ -377,6 +400,7 @@ export type PlanRow = Selectable<PlansTable>;
 export type AccountRow = Selectable<AccountsTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
+export type BrandRow = Selectable<BrandsTable>;
 export type LotRow = Selectable<LotsTable>;
 export type SearchRow = Selectable<SearchesTable>;
 

@@ -97,7 +97,7 @@ export class SearchCommit {
 
     const reportId = input.lots.length > 0 ? newReportId() : null;
     if (reportId !== null) {
-      await reports.insert(trx, { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: JSON.stringify(input.lots), sandbox: input.sandbox ? 1 : 0 });
+      await reports.insert(trx, { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: JSON.stringify(input.lots), sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId });
     }
     const search: SearchRow = {
       id: newId('srch'),

@@ -10,7 +10,7 @@ const NAMES = Object.keys(migrations);
 const INITIAL_TABLES = ['accounts', 'api_tokens', 'idempotency_keys', 'lots', 'plans', 'reports', 'searches', 'subscriptions', 'usage_counters'];
 const TABLES = [
   ...INITIAL_TABLES,
-  'account_passwords', 'auth_attempts', 'invoices', 'operator_tokens', 'password_resets', 'settings',
+  'account_passwords', 'auth_attempts', 'brands', 'invoices', 'operator_tokens', 'password_resets', 'settings',
   'mail_queue',
   'media_images', 'media_objects',
   'stripe_customers', 'stripe_subscription_events', 'subscription_billing', 'web_sessions', 'webhook_events',

@@ -10,6 +10,7 @@ import * as photoArchive from './0008-photo-archive.ts';
 import * as sandboxTokens from './0009-sandbox-tokens.ts';
 import * as reportLanguages from './0010-report-languages.ts';
 import * as webJourney from './0011-web-journey.ts';
+import * as brands from './0012-brands.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0009-sandbox-tokens': sandboxTokens,
   '0010-report-languages': reportLanguages,
   '0011-web-journey': webJourney,
+  '0012-brands': brands,
 };

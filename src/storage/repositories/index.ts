@@ -3,6 +3,7 @@ import { AccountPasswordsRepository } from './account-passwords-repository.ts';
 import { AccountsRepository, SubscriptionsRepository } from './accounts-repository.ts';
 import { AuthAttemptsRepository } from './auth-attempts-repository.ts';
 import { BillingRepository } from './billing-repository.ts';
+import { BrandsRepository } from './brands-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
 import { MediaRepository } from './media-repository.ts';
@@ -53,6 +54,8 @@ export interface Repositories {
   webhookOutbox: WebhookOutboxRepository;
   // The photo archive's queue and contents (0008).
   media: MediaRepository;
+  // White-label brands (0012).
+  brands: BrandsRepository;
 }
 
 export interface RepositoryOptions {
@@ -76,6 +79,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     ...ledger,
     searchCommit: new SearchCommit(db, ledger),
     settings: new SettingsRepository(db),
+    brands: new BrandsRepository(db),
     passwords: new AccountPasswordsRepository(db),
     webSessions: new WebSessionsRepository(db),
     passwordResets: new PasswordResetsRepository(db),

@@ -13,6 +13,8 @@ export type NewReport = {
   lots: string;
   /** 1 for a sandbox token's report, 0 otherwise. */
   sandbox: number;
+  /** The token whose search made it: its brand is the report's. */
+  tokenId: string;
 };
 
 export class ReportsRepository {
@@ -20,8 +22,8 @@ export class ReportsRepository {
 
   constructor(private readonly db: Db) {
     const k = db.kysely;
-    this.insertReport = new PreparedQuery(k, ['id', 'accountId', 'vin', 'at', 'lots', 'sandbox'], (p) =>
-      k.insertInto('reports').values({ id: p.id, account_id: p.accountId, vin: p.vin, created_at: p.at, lots: p.lots, sandbox: p.sandbox }),
+    this.insertReport = new PreparedQuery(k, ['id', 'accountId', 'vin', 'at', 'lots', 'sandbox', 'tokenId'], (p) =>
+      k.insertInto('reports').values({ id: p.id, account_id: p.accountId, vin: p.vin, created_at: p.at, lots: p.lots, sandbox: p.sandbox, token_id: p.tokenId }),
     );
   }
 
@@ -32,7 +34,7 @@ export class ReportsRepository {
   async findById(id: string): Promise<StoredReport | undefined> {
     const row = await this.db.kysely.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return undefined;
-    return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots: JSON.parse(row.lots), sandbox: row.sandbox === 1 };
+    return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots: JSON.parse(row.lots), sandbox: row.sandbox === 1, tokenId: row.token_id };
   }
 
   async countForAccount(accountId: string): Promise<number> {

@@ -37,6 +37,10 @@ export class TokensRepository {
             .on((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', p.at)])),
         )
         .leftJoin('plans as p', 'p.code', 's.plan_code')
+        // The brand whose report base URL the token's report_url uses: the token's own, else the
+        // account's default (at most one), each an index probe.
+        .leftJoin('brands as tb', (join) => join.onRef('tb.id', '=', 't.brand_id').onRef('tb.account_id', '=', 't.account_id'))
+        .leftJoin('brands as db', (join) => join.onRef('db.account_id', '=', 't.account_id').on('db.is_default', '=', 1))
         .select([
           't.id as tokenId',
           't.account_id as accountId',
@@ -49,6 +53,9 @@ export class TokensRepository {
           'p.name as planName',
           'p.monthly_quota as monthlyQuota',
           'p.rate_per_second as ratePerSecond',
+          'tb.id as tokenBrandId',
+          'tb.report_base_url as tokenBrandBaseUrl',
+          'db.report_base_url as defaultBrandBaseUrl',
         ])
         .where('t.token_hash', '=', p.hash)
         .where('t.revoked_at', 'is', null)
@@ -73,6 +80,7 @@ export class TokensRepository {
       revoked_at: null,
       expires_at: null,
       sandbox: kind === 'test' ? 1 : 0,
+      brand_id: null,
     };
     await this.db.kysely.insertInto('api_tokens').values(row).execute();
     return { row: toApiToken(row), token: secret.token };
@@ -109,6 +117,8 @@ export class TokensRepository {
       accountId: row.accountId,
       lastUsedAt: row.lastUsedAt,
       sandbox: row.sandbox === 1,
+      // A token's own brand decides entirely, even without a base URL of its own (then ours).
+      reportBaseUrl: row.tokenBrandId !== null ? row.tokenBrandBaseUrl : row.defaultBrandBaseUrl,
       subscription: hasSubscription
         ? {
             id: row.subscriptionId!,
@@ -181,6 +191,8 @@ export class TokensRepository {
         revoked_at: null,
         expires_at: null,
         sandbox: previous.sandbox,
+        // The successor serves the same site: it keeps the brand.
+        brand_id: previous.brand_id,
       };
       await trx.insertInto('api_tokens').values(row).execute();
       return { row: toApiToken(row), token: secret.token, previous: toApiToken(previous) };

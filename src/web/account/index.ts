@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import billingRoutes from './billing.ts';
+import brandRoutes from './brand.ts';
 import overviewRoutes from './overview.ts';
 import settingsRoutes from './settings.ts';
 import tokensRoutes from './tokens.ts';
@@ -33,6 +34,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(settingsRoutes);
   await app.register(watchesRoutes);
   await app.register(webhookRoutes);
+  await app.register(brandRoutes);
 };
 
 export default accountRoutes;

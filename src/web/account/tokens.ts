@@ -14,6 +14,7 @@ const NOTICES: Record<string, string> = {
   revoked: 'The token is revoked. Requests with it are refused from now on.',
   created: 'The token is created. Its secret was shown once, when it was made; if you did not copy it, revoke it and create another.',
   rotated: 'The token is rotated. The new secret was shown once, when it was made; if you did not copy it, rotate again.',
+  'brand-set': 'The token\'s brand is saved: its next reports show it.',
 };
 
 /** What a form hands to the page it redirects to (post/redirect/get), in the session's sealed flash. */
@@ -45,13 +46,18 @@ interface Created {
  * shown once, and the answer is not cached.
  */
 const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { apiTokens, payments } = app.services;
+  const { apiTokens, payments, brands } = app.services;
 
   async function renderTokens(request: FastifyRequest, reply: FastifyReply, extra: { created?: Created; error?: string; nameError?: string; name?: string; kind?: ApiTokenKind; notice?: string | null }, status = 200) {
     const account = accountOf(request);
     const now = new Date();
-    const [tokens, subscription] = await Promise.all([apiTokens.list(account.id), payments.billing.inForce(account.id, now)]);
-    const views = tokens.map((token) => tokenView(token, now));
+    const [tokens, subscription, brandList, tokenBrands] = await Promise.all([
+      apiTokens.list(account.id),
+      payments.billing.inForce(account.id, now),
+      brands.list(account.id),
+      brands.tokenBrands(account.id),
+    ]);
+    const views = tokens.map((token) => ({ ...tokenView(token, now), brandId: tokenBrands.get(token.id) ?? '' }));
     return reply.page(
       'account/tokens',
       {
@@ -69,6 +75,8 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
         hasPlan: subscription !== undefined,
         graceHours: GRACE_HOURS,
         apiUrl: `${app.services.config.publicBaseUrl}/api/v1/search`,
+        // White label: a token may carry one of the account's named brands (the default needs no choosing).
+        brandOptions: brandList.filter((brand) => !brand.isDefault).map((brand) => ({ id: brand.id, name: brand.name })),
       },
       status,
     );
@@ -124,6 +132,15 @@ const tokensRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     reply.setFlash(JSON.stringify({ kind: 'revoked', name: token.name, prefix: `${token.displayPrefix}…` } satisfies Flash));
     return reply.seeOther('/account/tokens?done=revoked');
+  });
+
+  app.post('/tokens/:id/brand', { schema: { hide: true, params: TokenParams, body: Form } }, async (request, reply) => {
+    const account = accountOf(request);
+    const brandId = typeof request.body.brand_id === 'string' ? request.body.brand_id : '';
+    if (!(await brands.setTokenBrand(account.id, request.params.id, brandId === '' ? null : brandId))) {
+      return renderTokens(request, reply, { error: 'That token or brand is not one of yours.' }, 404);
+    }
+    return reply.seeOther('/account/tokens?done=brand-set');
   });
 
 };

@@ -1,14 +1,14 @@
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StoredReport } from '../../domain/report.ts';
 import { isReportLanguage, type ReportLanguage } from '../../domain/report-language.ts';
-import { assetHref, readStylesheet } from '../assets.ts';
+import { assetHref, readStylesheet, STYLESHEET } from '../assets.ts';
 import { basePathOf } from '../plugins/view.ts';
 import { SESSION_COOKIE } from '../plugins/web-session.ts';
 import { pageHelpers } from '../site/present.ts';
+import { accentCss, allowStyle, BRANDED_FONTS_CSS, brandedAssets, brandView, REPORT_SCRIPT } from './branding.ts';
 import { fontFaceCss, fontFile, inlineFontFaceCss, REPORT_FONT_STACK } from './fonts.ts';
 import { translatorFor } from './i18n.ts';
 import { chooseLanguage, choosePaper } from './language.ts';
@@ -24,23 +24,6 @@ const Query = Type.Object({
   lang: Type.Optional(Type.String({ maxLength: 16 })),
   paper: Type.Optional(Type.String({ maxLength: 16 })),
 });
-
-/** A brand's accent as a stylesheet rule, when it is a plain #rrggbb colour (nothing else reaches CSS). */
-function accentCss(brand: Brand): string | null {
-  if (brand.accent === null || !/^#[0-9a-fA-F]{6}$/.test(brand.accent)) return null;
-  return `:root{--accent:${brand.accent};--accent-strong:${brand.accent}}`;
-}
-
-/**
- * Lets one inline <style> through the page's CSP by its hash (style-src stays 'self' otherwise):
- * a brand's accent colour is the only style a report writes inline.
- */
-function allowStyle(reply: FastifyReply, css: string): void {
-  const csp = reply.getHeader('content-security-policy');
-  if (typeof csp !== 'string') return;
-  const hash = createHash('sha256').update(css).digest('base64');
-  reply.header('content-security-policy', csp.replace("style-src 'self'", `style-src 'self' 'sha256-${hash}'`));
-}
 
 /** A reader logged in to an account (a customer) is not sent the "get reports like this" link. */
 function hasSession(request: FastifyRequest): boolean {
@@ -61,6 +44,10 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const fontsHref = assetHref(basePath, 'report-fonts.css', fontsCss);
   const scriptHref = assetHref(basePath, 'report.js');
   const fontMaxAge = config.isProduction ? 30 * 24 * 60 * 60 : 0;
+
+  // A branded page may be read through the reseller's proxy, which forwards /report/* only: its
+  // stylesheet, script and fonts are served under /report/assets/ too and linked relatively.
+  const branded = brandedAssets('./');
 
   // The PDF's stylesheet carries the fonts inside it (the printing browser fetches nothing): only
   // the scripts of its language, inlined once. The stylesheet is read once in production; outside
@@ -84,6 +71,33 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.type('text/css; charset=utf-8').header('cache-control', `public, max-age=${fontMaxAge}`).send(fontsCss),
   );
 
+  app.get('/report/assets/report-fonts.css', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', `public, max-age=${fontMaxAge}`).send(BRANDED_FONTS_CSS),
+  );
+  app.get(`/report/assets/${STYLESHEET}`, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', `public, max-age=${fontMaxAge}`).send(pdfStylesheet()),
+  );
+  app.get('/report/assets/report.js', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', `public, max-age=${fontMaxAge}`).send(REPORT_SCRIPT),
+  );
+  app.get('/report/assets/fonts/:file', { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) } }, async (request, reply) => {
+    const face = fontFile(request.params.file);
+    if (!face) return app.renderNotFoundPage(request, reply);
+    return reply.type('font/woff2').header('cache-control', `public, max-age=${fontMaxAge}`).send(createReadStream(face.path));
+  });
+
+  // A brand's logo: the PNG made of the upload, at the hash of its bytes, so it never changes.
+  app.get('/report/brand/:file', { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 80 }) }) } }, async (request, reply) => {
+    const match = /^([0-9a-f]{64})\.png$/.exec(request.params.file);
+    const png = match ? await services.brands.logo(match[1]!) : null;
+    if (!png) return app.renderNotFoundPage(request, reply);
+    return reply
+      .type('image/png')
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('x-content-type-options', 'nosniff')
+      .send(png);
+  });
+
   app.get('/assets/fonts/:file', { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) } }, async (request, reply) => {
     const face = fontFile(request.params.file);
     if (!face) return app.renderNotFoundPage(request, reply);
@@ -100,8 +114,8 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   async function sendPage(request: FastifyRequest, query: Query, reply: FastifyReply, report: StoredReport) {
-    const language = await languageOf(request, query, report);
-    const brand = OUR_BRAND;
+    const [language, theirs] = await Promise.all([languageOf(request, query, report), services.brands.forReport(report)]);
+    const brand = theirs ? brandView(theirs, (hash) => `./brand/${hash}.png`) : OUR_BRAND;
     // Photos archived since the snapshot was taken show from the archive (thumbnails opening the full image).
     const links = await services.media.photoLinks(report.lots.flatMap((lot) => lot.images));
     const view = presentReport(report, { language, brand, photoLinks: (url) => links.get(url) ?? { src: url, href: url } });
@@ -117,28 +131,33 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // A sandbox token's report shows test data: the page says so, whoever opens the link.
       testReport: report.sandbox === true,
       pdf: null,
-      fontsHref,
-      scriptHref,
+      ...(theirs ? branded : { fontsHref, scriptHref }),
       accentCss: accent,
-      pdfHref: `${basePath}/report/${report.id}.pdf?lang=${language}`,
-      shareUrl: `${config.publicBaseUrl}/report/${report.id}?lang=${language}`,
+      pdfHref: theirs ? `./${report.id}.pdf?lang=${language}` : `${basePath}/report/${report.id}.pdf?lang=${language}`,
+      shareUrl: `${theirs?.reportBaseUrl ?? config.publicBaseUrl}/report/${report.id}?lang=${language}`,
       getReportsHref: brand.ours && !hasSession(request) ? `${basePath}/` : null,
     });
   }
 
   async function sendPdf(request: FastifyRequest, query: Query, reply: FastifyReply, report: StoredReport) {
     const { lang, paper } = query;
+    const theirs = await services.brands.forReport(report);
     // The address of a PDF names its language and paper, so that the file at an address never
     // changes and may be kept for good; an address without them is sent on to the full one.
     if (!isReportLanguage(lang) || (paper !== 'a4' && paper !== 'letter')) {
       const language = await languageOf(request, query, report);
       const chosen = choosePaper(paper, request.headers['accept-language']);
       reply.header('cache-control', 'no-store').header('vary', 'accept-language');
-      return reply.redirect(`${basePath}/report/${report.id}.pdf?lang=${language}&paper=${chosen}`, 302);
+      // Relative for a branded report, so that the redirect stays on the reseller's address behind its proxy.
+      return reply.redirect(`${theirs ? '.' : `${basePath}/report`}/${report.id}.pdf?lang=${language}&paper=${chosen}`, 302);
     }
-    const brand = OUR_BRAND;
+    // The printing browser fetches nothing: the logo travels inside the page.
+    const logo = theirs?.logoHash ? await services.brands.logo(theirs.logoHash) : null;
+    const brand = theirs ? brandView(theirs, () => (logo ? `data:image/png;base64,${logo.toString('base64')}` : '')) : OUR_BRAND;
+    // The brand is part of the cached file's key: a changed brand prints a new PDF.
+    const brandKey = theirs ? JSON.stringify([theirs.name, theirs.logoHash, theirs.accent, theirs.contact]) : JSON.stringify(brand);
     try {
-      const { pdf } = await services.pdfCache.getOrPrint({ reportId: report.id, language: lang, paper, brand: JSON.stringify(brand) }, () =>
+      const { pdf } = await services.pdfCache.getOrPrint({ reportId: report.id, language: lang, paper, brand: brandKey }, () =>
         printPdf(report, lang, paper as Paper, brand),
       );
       return reply
@@ -171,7 +190,7 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const view = presentReport(report, { language, brand, photoSource: (url) => photos.get(url) ?? null, maxPhotosPerLot: PDF_PHOTOS_PER_LOT });
     const accent = accentCss(brand);
     const t = translatorFor(language);
-    const footer = [brand.name, t.t('pdf.made', { id: report.id, time: t.formatDateTime(report.createdAt) }), t.t('pdf.page', { page: '{page}', pages: '{pages}' })].join(' · ');
+    const footer = [brand.name, ...(brand.contact ? [brand.contact] : []), t.t('pdf.made', { id: report.id, time: t.formatDateTime(report.createdAt) }), t.t('pdf.page', { page: '{page}', pages: '{pages}' })].join(' · ');
     const css = `${fontsFor(language)}\n${pdfStylesheet()}\n${pageFooterCss(footer, t.dir, REPORT_FONT_STACK)}`;
     const html = await app.view('report', { report: view, testReport: report.sandbox === true, pdf: { css }, accentCss: accent, getReportsHref: null });
     htmlStep();

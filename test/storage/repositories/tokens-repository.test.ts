@@ -47,6 +47,7 @@ describe.each(DIALECTS)('TokensRepository (%s)', (dialect) => {
       revoked_at: null,
       expires_at: null,
       sandbox: 0,
+      brand_id: null,
     });
     for (const value of Object.values(stored)) expect(value).not.toBe(token);
   });
@@ -61,6 +62,7 @@ describe.each(DIALECTS)('TokensRepository (%s)', (dialect) => {
       accountId: customer.accountId,
       lastUsedAt: null,
       sandbox: false,
+      reportBaseUrl: null,
       subscription: {
         id: sub!.id,
         startedAt: startedAt.toISOString(),
@@ -94,7 +96,7 @@ describe.each(DIALECTS)('TokensRepository (%s)', (dialect) => {
   test('authenticate: a token of an account with no subscription in force has subscription null', async () => {
     const accountId = await newAccountId();
     const { row, token } = await t.repos.tokens.create(accountId, 'no plan');
-    expect(await t.repos.tokens.authenticate(token)).toEqual({ tokenId: row.id, accountId, lastUsedAt: null, sandbox: false, subscription: null });
+    expect(await t.repos.tokens.authenticate(token)).toEqual({ tokenId: row.id, accountId, lastUsedAt: null, sandbox: false, reportBaseUrl: null, subscription: null });
 
     // Only an ended, a cancelled and a future subscription: still none in force.
     const now = new Date('2026-06-15T00:00:00.000Z');
