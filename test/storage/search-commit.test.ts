@@ -85,6 +85,8 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
       createdAt: NOW.toISOString(),
       lots,
       sandbox: false,
+      // The token that searched: its brand is the report's (white label).
+      tokenId: customer.tokenId,
     });
     expect(await ledger(customer)).toEqual({ searches: 1, reports: 1, used: 1, keys: [] });
   });

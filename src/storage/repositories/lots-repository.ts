@@ -13,7 +13,7 @@ export interface UpsertSummary {
   inserted: number;
   updated: number;
   unchanged: number;
-  /** Webhook events written to the outbox with the batch (watched lots that were created or changed). */
+  /** Webhook events written to the outbox with the batch; set only when the batch touched a watched lot. */
   events?: number;
 }
 
@@ -102,7 +102,7 @@ export class LotsRepository {
    * (lot-events.ts): stored before the batch commits, and never without it.
    */
   async upsertBatch(lots: readonly IncomingLot[], now = new Date()): Promise<UpsertSummary> {
-    const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0, events: 0 };
+    const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0 };
     if (lots.length === 0) return summary;
     const at = now.toISOString();
     const write = async (kysely: Kysely<Database>) => {

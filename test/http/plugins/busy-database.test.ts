@@ -166,7 +166,7 @@ describe.runIf(TEST_POSTGRES_URL)('a busy PostgreSQL database', () => {
     await browser.get('/signup');
     const res = await withLockHeld(
       (other) => other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`auth_attempts:signup:ip:${ip}`]),
-      () => browser.post('/signup', { email: randomEmail(), password: 'correct horse battery' }),
+      () => browser.post('/signup', { email: randomEmail(), password: 'correct horse battery', terms: 'accepted' }),
     );
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('1');
