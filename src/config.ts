@@ -60,6 +60,12 @@ const EnvSchema = Type.Object({
   WEBHOOK_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
   /** Whether `vinhistory serve` runs the webhook delivery worker (false: run `vinhistory deliver` apart). */
   WEBHOOK_WORKER: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
+  /**
+   * How long a worker's claim holds an event: an instance killed outright leaves its events to
+   * another after this. At least 15 s (the 10 s an attempt may take, then its record), so that a
+   * live worker never loses an event it is still sending.
+   */
+  WEBHOOK_LEASE_MS: Type.String({ pattern: '^[1-9][0-9]{4,6}$', default: '60000' }),
   /** The photo archive: off (the default), a directory, or an S3-compatible bucket (docs/media.md). */
   MEDIA_ARCHIVE: Type.Union([Type.Literal('off'), Type.Literal('directory'), Type.Literal('s3')], { default: 'off' }),
   /** The directory store's root; DATA_DIR/media when unset. */
@@ -151,7 +157,7 @@ export interface Config {
   /** Report PDFs: the browser that prints them, how many at once, the photos' time budget. */
   readonly pdf: { readonly browserPath: string; readonly maxConcurrent: number; readonly photoBudgetMs: number };
   /** Webhooks: the key that seals endpoint secrets (null: the one kept in the database), and whether serve delivers. */
-  readonly webhooks: { readonly secretKey: string | null; readonly workerInServe: boolean };
+  readonly webhooks: { readonly secretKey: string | null; readonly workerInServe: boolean; readonly leaseMs: number };
   /** The photo archive: `store` is null when it is off. */
   readonly media: MediaConfig;
   /** As configured; null when unset (SellerService supplies the marked development placeholders). */
@@ -167,6 +173,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** A webhook lease outlasts the 10 s an attempt may take and the time to record it. */
+const MIN_WEBHOOK_LEASE_MS = 15_000;
 
 const HINTS: Record<string, string> = {
   PORT: 'an integer from 0 to 65535',
@@ -187,6 +196,7 @@ const HINTS: Record<string, string> = {
   PDF_PHOTO_BUDGET_MS: 'a whole number of milliseconds, e.g. 3000',
   WEBHOOK_SECRET_KEY: 'at least 32 characters (e.g. openssl rand -base64 32)',
   WEBHOOK_WORKER: 'true or false',
+  WEBHOOK_LEASE_MS: `a whole number of milliseconds from ${MIN_WEBHOOK_LEASE_MS} to 9999999, e.g. 60000`,
   MEDIA_ARCHIVE: 'one of off, directory, s3',
   MEDIA_CONCURRENCY: 'a whole number from 1 to 999',
   MEDIA_HOST_CONCURRENCY: 'a whole number from 1 to 999',
@@ -220,6 +230,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   });
   const env = converted as Env;
   const port = Number(env.PORT);
+  if (problems.length === 0 && Number(env.WEBHOOK_LEASE_MS) < MIN_WEBHOOK_LEASE_MS) {
+    problems.push(`WEBHOOK_LEASE_MS=${JSON.stringify(raw.WEBHOOK_LEASE_MS)} is not valid: expected ${HINTS.WEBHOOK_LEASE_MS}`);
+  }
   if (problems.length === 0 && port > 65535) {
     problems.push(`PORT=${JSON.stringify(raw.PORT)} is not valid: expected ${HINTS.PORT}`);
   }
@@ -266,7 +279,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxConcurrent: Number(env.PDF_MAX_CONCURRENT),
       photoBudgetMs: Number(env.PDF_PHOTO_BUDGET_MS),
     }),
-    webhooks: Object.freeze({ secretKey: env.WEBHOOK_SECRET_KEY ?? null, workerInServe: env.WEBHOOK_WORKER === 'true' }),
+    webhooks: Object.freeze({ secretKey: env.WEBHOOK_SECRET_KEY ?? null, workerInServe: env.WEBHOOK_WORKER === 'true', leaseMs: Number(env.WEBHOOK_LEASE_MS) }),
     media: Object.freeze({
       store: mediaStoreConfig(env, dataDir),
       concurrency: Number(env.MEDIA_CONCURRENCY),

@@ -206,6 +206,7 @@ export function createContainer(options: ContainerOptions): Container {
     repos,
     now,
     log: log.child({ component: 'webhooks' }),
+    leaseMs: config.webhooks.leaseMs,
     ...overrides.webhookWorker,
     sender: new WebhookSender({
       repos,

@@ -85,6 +85,9 @@ describe('loadConfig', () => {
     ['REQUEST_TIMEOUT_MS', '99'],
     ['REQUEST_TIMEOUT_MS', '1.5'],
     ['REQUEST_TIMEOUT_MS', 'never'],
+    ['WEBHOOK_LEASE_MS', '14999'],
+    ['WEBHOOK_LEASE_MS', '5000'],
+    ['WEBHOOK_LEASE_MS', '1m'],
   ])('%s=%s is a ConfigError naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);
@@ -118,6 +121,11 @@ describe('loadConfig', () => {
   test('REQUEST_TIMEOUT_MS bounds how long a client may take to send a request: 60 s unless set', () => {
     expect(loadConfig({}).requestTimeoutMs).toBe(60_000);
     expect(loadConfig({ REQUEST_TIMEOUT_MS: '500' }).requestTimeoutMs).toBe(500);
+  });
+
+  test('WEBHOOK_LEASE_MS is how long a delivery claim holds an event: one minute unless set, never under 15 s', () => {
+    expect(loadConfig({}).webhooks.leaseMs).toBe(60_000);
+    expect(loadConfig({ WEBHOOK_LEASE_MS: '15000' }).webhooks.leaseMs).toBe(15_000);
   });
 
   test('the trailing slash of PUBLIC_BASE_URL is trimmed; a path is kept', () => {

@@ -6,7 +6,7 @@ import type { Repositories } from '../storage/repositories/index.ts';
 import { DELIVERY_TIMEOUT_MS, type SendResult, type WebhookSender } from './webhook-sender.ts';
 
 /**
- * How long a claim holds an event: well past the 10 s an attempt may take and the time to record
+ * How long a claim holds an event unless WEBHOOK_LEASE_MS says otherwise: well past the 10 s an attempt may take and the time to record
  * it, so that a live worker never loses an event it is sending, and short enough that the events
  * of a worker that died (kill -9) are sent by another within a minute.
  */
@@ -21,6 +21,8 @@ export interface DeliveryWorkerOptions {
   concurrency?: number;
   /** How often an idle worker looks for due events. */
   pollMs?: number;
+  /** How long a claim holds an event (config.webhooks.leaseMs); LEASE_MS when not given. */
+  leaseMs?: number;
 }
 
 /**
@@ -35,6 +37,7 @@ export class DeliveryWorker {
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly concurrency: number;
   private readonly pollMs: number;
+  private readonly leaseMs: number;
   private readonly inFlight = new Set<Promise<unknown>>();
   private running: Promise<void> | null = null;
   private stopping = false;
@@ -43,6 +46,7 @@ export class DeliveryWorker {
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.concurrency = options.concurrency ?? 16;
     this.pollMs = options.pollMs ?? 500;
+    this.leaseMs = options.leaseMs ?? LEASE_MS;
   }
 
   get isRunning(): boolean {
@@ -81,12 +85,12 @@ export class DeliveryWorker {
 
   /** Claims one event by id and sends it now, if it is due and no worker holds it. */
   async sendNow(eventId: string): Promise<SendResult | null> {
-    const [event] = await this.options.repos.webhookOutbox.claim({ owner: this.owner, now: this.options.now(), leaseMs: LEASE_MS, limit: 1, eventId });
+    const [event] = await this.options.repos.webhookOutbox.claim({ owner: this.owner, now: this.options.now(), leaseMs: this.leaseMs, limit: 1, eventId });
     return event ? this.sendOne(event) : null;
   }
 
   private claim(limit: number): Promise<ClaimedEvent[]> {
-    return this.options.repos.webhookOutbox.claim({ owner: this.owner, now: this.options.now(), leaseMs: LEASE_MS, limit });
+    return this.options.repos.webhookOutbox.claim({ owner: this.owner, now: this.options.now(), leaseMs: this.leaseMs, limit });
   }
 
   private async sendOne(event: ClaimedEvent): Promise<SendResult | null> {
