@@ -21,7 +21,7 @@ describe.each(DIALECTS)('AccountsRepository and SubscriptionsRepository (%s)', (
     test('create stores a normalised email under an acct_ id; lookups by id and by email', async () => {
       const now = new Date('2026-02-03T04:05:06.789Z');
       const account = await t.repos.accounts.create('  Jane.Doe@Example.COM ', now);
-      expect(account).toEqual({ id: expect.stringMatching(/^acct_[0-9a-z]{16}$/), email: 'jane.doe@example.com', createdAt: '2026-02-03T04:05:06.789Z' });
+      expect(account).toEqual({ id: expect.stringMatching(/^acct_[0-9a-z]{16}$/), email: 'jane.doe@example.com', createdAt: '2026-02-03T04:05:06.789Z', defaultLanguage: null });
       expect(await t.repos.accounts.findById(account.id)).toEqual(account);
       expect(await t.repos.accounts.findByEmail('JANE.DOE@example.com')).toEqual(account);
       expect(await t.repos.accounts.findByEmail(' jane.doe@example.com\n')).toEqual(account);

@@ -42,6 +42,8 @@ describe.each(DIALECTS)('PlansRepository (%s)', (dialect) => {
       annualPriceCents: 1_188_000,
       isPublic: false,
       isFavourite: false,
+      // Not given: a custom plan holds as many watches as Standard.
+      watchLimit: 100,
       createdAt: '2026-01-02T03:04:05.678Z',
     });
     expect(await t.repos.plans.findByCode('acme-enterprise')).toEqual(created);
