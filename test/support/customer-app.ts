@@ -121,6 +121,25 @@ export class WebClient {
     return this.absorb(res);
   }
 
+  /**
+   * Follows a form's 303 as a browser would: loads the Location (its #fragment stays in the
+   * browser). Throws if the answer is not a redirect, so a form that stopped redirecting fails loudly.
+   */
+  async follow(res: Response): Promise<Response> {
+    const location = res.headers.location;
+    if (res.statusCode !== 303 || typeof location !== 'string') throw new Error(`expected a 303 redirect, got ${res.statusCode}`);
+    return this.get(location.split('#')[0]!);
+  }
+
+  /**
+   * Creates an API token as a browser does (loads the tokens page, sends its form, follows the
+   * redirect) and answers the page that shows the new secret once.
+   */
+  async createToken(form: { name: string; kind?: string }): Promise<Response> {
+    await this.get('/account/tokens');
+    return this.follow(await this.post('/account/tokens', form));
+  }
+
   async signUp(email: string, password = 'correct horse battery'): Promise<Response> {
     await this.get('/signup');
     return this.post('/signup', { email, password, terms: 'accepted' });

@@ -3,6 +3,8 @@ import { createTestApp, TEST_BASE_URL, type TestApp } from '../../support/app.ts
 
 type Json = Record<string, any>;
 
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
 /** Every response object of a document, with where it is. */
 function responsesOf(doc: Json): { where: string; response: Json }[] {
   const found: { where: string; response: Json }[] = [];
@@ -132,7 +134,24 @@ describe('API documentation and health', () => {
     for (const operation of ['searchPost', 'searchGet', 'usage']) expect(res.body).toContain(`id="${operation}"`);
     expect(res.body).not.toContain('/admin/');
     expect(res.body).not.toContain('vh_op_');
-    for (const language of ['curl', 'JavaScript', 'Python', 'PHP']) expect(res.body.match(new RegExp(`<summary>${language}</summary>`, 'g'))).toHaveLength(3);
+    // Every operation of the customer document (the hidden ones never reach it) has its four samples on the page.
+    const operations = Object.entries<Json>(customerDoc.paths).flatMap(([path, item]) =>
+      Object.entries<Json>(item)
+        .filter(([method, operation]) => HTTP_METHODS.includes(method) && operation['x-hidden'] !== true)
+        .map(([method, operation]) => ({ id: operation.operationId as string, method: method.toUpperCase(), path })),
+    );
+    expect(operations.length).toBeGreaterThanOrEqual(3);
+    const articles = new Map(
+      res.body.split('<article class="card operation" id="').slice(1).map((chunk) => [chunk.slice(0, chunk.indexOf('"')), chunk.slice(0, chunk.indexOf('</article>'))]),
+    );
+    expect([...articles.keys()].sort()).toEqual(operations.map((operation) => operation.id).sort());
+    for (const { id, method, path } of operations) {
+      const article = articles.get(id)!;
+      expect(article, id).toContain(`<span class="mono operation__path">${path}</span>`);
+      expect(article, id).toContain(`>${method}</span>`);
+      for (const language of ['curl', 'JavaScript', 'Python', 'PHP']) expect(article.match(new RegExp(`<summary>${language}</summary>`, 'g')), `${id} ${language}`).toHaveLength(1);
+    }
+    for (const language of ['curl', 'JavaScript', 'Python', 'PHP']) expect(res.body.match(new RegExp(`<summary>${language}</summary>`, 'g'))).toHaveLength(operations.length);
     expect(res.body).toContain(`curl -X POST &quot;${TEST_BASE_URL}/api/v1/search&quot;`);
     expect(res.body).toContain('requests.get(');
     // Every sample names the required VIN, from the document's examples.

@@ -19,8 +19,7 @@ describe.each(DIALECTS)('the report language setting (%s)', (dialect) => {
   async function accountWithReport() {
     const browser = new WebClient(t.app);
     await browser.signUp(randomEmail());
-    await browser.get('/account/tokens');
-    const token = TEST_TOKEN.exec((await browser.post('/account/tokens', { name: 'site', kind: 'test' })).body)![0];
+    const token = TEST_TOKEN.exec((await browser.createToken({ name: 'site', kind: 'test' })).body)![0];
     const search = await t.app.inject({ url: `/api/v1/search?vin=${SANDBOX_VIN}`, headers: { authorization: token } });
     expect(search.statusCode).toBe(200);
     return { browser, reportPath: new URL(search.json().report_url as string).pathname };

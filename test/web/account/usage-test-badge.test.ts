@@ -21,9 +21,8 @@ describe.each(DIALECTS)('the usage page marks test searches (%s)', (dialect) => 
     await browser.signUp(email);
     const account = (await t.repos.accounts.findByEmail(email))!;
     await t.repos.subscriptions.create({ accountId: account.id, planCode: 'standard', billing: 'monthly', startedAt: new Date(Date.now() - 60_000) });
-    await browser.get('/account/tokens');
-    const live = /vh_live_[0-9A-Za-z]{32}/.exec((await browser.post('/account/tokens', { name: 'live', kind: 'live' })).body)![0];
-    const test = /vh_test_[0-9A-Za-z]{32}/.exec((await browser.post('/account/tokens', { name: 'sandbox', kind: 'test' })).body)![0];
+    const live = /vh_live_[0-9A-Za-z]{32}/.exec((await browser.createToken({ name: 'live', kind: 'live' })).body)![0];
+    const test = /vh_test_[0-9A-Za-z]{32}/.exec((await browser.createToken({ name: 'sandbox', kind: 'test' })).body)![0];
     const liveVin = validVin();
     expect((await t.app.inject({ url: `/api/v1/search?vin=${liveVin}`, headers: { authorization: live } })).statusCode).toBe(404);
     expect((await t.app.inject({ url: `/api/v1/search?vin=${SANDBOX_VIN}`, headers: { authorization: test } })).statusCode).toBe(200);
