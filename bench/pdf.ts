@@ -6,15 +6,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { REPORT_LANGUAGES } from '../src/domain/report-language.ts';
 import { createTestApp, testConfig } from '../test/support/app.ts';
 import { createCustomer } from '../test/support/fixtures.ts';
-import { everyFlagLots, photoJpegs } from '../test/browser/report-samples.ts';
+import { everyFlagLots, photoJpegs, startPhotoHost } from '../test/browser/report-samples.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 
 const write = process.argv.includes('--write');
@@ -66,12 +64,8 @@ function treeCpuMs(): number {
 const helper = await chromium.launch({ executablePath: browserPath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 const jpegs = await photoJpegs(helper, 40);
 await helper.close();
-const photoServer = createServer((request, response) => {
-  const n = Number(/(\d+)\.jpg$/.exec(request.url ?? '')?.[1] ?? 0);
-  response.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpegs[n % jpegs.length]);
-});
-await new Promise<void>((resolve) => photoServer.listen(0, '127.0.0.1', resolve));
-const photoBase = `http://127.0.0.1:${(photoServer.address() as AddressInfo).port}`;
+// The bench maps every photo off /gone/, so the host's 404 path is never asked for.
+const { server: photoServer, base: photoBase } = await startPhotoHost(jpegs);
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vinhistory-bench-pdf-'));
 const t = await createTestApp('sqlite', { config: testConfig({ DATA_DIR: dataDir, OUTBOUND_ALLOW_PRIVATE: 'true', PDF_BROWSER_PATH: browserPath }) });

@@ -2,8 +2,7 @@
 // The functions passed to page.evaluate run in the browser; the DOM types check them.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { TEST_SCRYPT, WebClient, randomEmail } from '../support/customer-app.ts';
 import type { App } from '../../src/app.ts';
 import { launchChromium, lowContrastTexts, runnable } from './support.ts';
-import { everyFlagLots, photoJpegs } from './report-samples.ts';
+import { everyFlagLots, photoJpegs, startPhotoHost } from './report-samples.ts';
 
 /**
  * A white-label report looked at: the branded page at phone and desktop width (docs/img with
@@ -60,13 +59,9 @@ describe.skipIf(!runnable)('a white-label report in a browser and as PDF', () =>
     mkdirSync(IMAGES, { recursive: true });
     browser = await launchChromium();
     const jpegs = await photoJpegs(browser, 8);
-    photos = createServer((request, response) => {
-      const n = Number(/(\d+)\.jpg$/.exec(request.url ?? '')?.[1] ?? 0);
-      if (request.url?.startsWith('/gone/')) return response.writeHead(404).end();
-      response.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpegs[n % jpegs.length]);
-    });
-    await new Promise<void>((resolve) => photos.listen(0, '127.0.0.1', resolve));
-    const photoBase = `http://127.0.0.1:${(photos.address() as AddressInfo).port}`;
+    const photoHost = await startPhotoHost(jpegs);
+    photos = photoHost.server;
+    const photoBase = photoHost.base;
 
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'vinhistory-branded-data-'));
     database = await createTestDatabase('sqlite');

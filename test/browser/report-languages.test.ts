@@ -2,8 +2,7 @@
 // The functions passed to page.evaluate run in the browser; the DOM types check them.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, testConfig, type TestApp } from '../support/app.ts';
 import { createCustomer } from '../support/fixtures.ts';
 import { launchChromium, runnable } from './support.ts';
-import { everyFlagLots, photoJpegs } from './report-samples.ts';
+import { everyFlagLots, photoJpegs, startPhotoHost } from './report-samples.ts';
 
 /**
  * The report in English, Ukrainian, Georgian and Arabic at phone and desktop width, and its PDF,
@@ -38,13 +37,9 @@ describe.skipIf(!runnable)('report in four languages, in a browser and as PDF', 
     mkdirSync(IMAGES, { recursive: true });
     browser = await launchChromium();
     const jpegs = await photoJpegs(browser, 8);
-    photos = createServer((request, response) => {
-      const n = Number(/(\d+)\.jpg$/.exec(request.url ?? '')?.[1] ?? 0);
-      if (request.url?.startsWith('/gone/')) return response.writeHead(404).end();
-      response.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpegs[n % jpegs.length]);
-    });
-    await new Promise<void>((resolve) => photos.listen(0, '127.0.0.1', resolve));
-    const photoBase = `http://127.0.0.1:${(photos.address() as AddressInfo).port}`;
+    const photoHost = await startPhotoHost(jpegs);
+    photos = photoHost.server;
+    const photoBase = photoHost.base;
 
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'vinhistory-report-img-data-'));
     t = await createTestApp('sqlite', { config: testConfig({ DATA_DIR: dataDir, OUTBOUND_ALLOW_PRIVATE: 'true' }) });

@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import type { Lot } from '../../src/domain/lot.ts';
 import { makeLot } from '../support/fixtures.ts';
@@ -27,6 +29,20 @@ export async function photoJpegs(browser: Browser, count: number): Promise<Buffe
   }
   await page.close();
   return jpegs;
+}
+
+/**
+ * A stand-in auction photo host on 127.0.0.1: `/<anything><n>.jpg` answers the n-th of `jpegs`
+ * (wrapping), and anything under `/gone/` answers 404 (a photo taken down).
+ */
+export async function startPhotoHost(jpegs: readonly Buffer[]): Promise<{ server: Server; base: string }> {
+  const server = createServer((request, response) => {
+    const n = Number(/(\d+)\.jpg$/.exec(request.url ?? '')?.[1] ?? 0);
+    if (request.url?.startsWith('/gone/')) return response.writeHead(404).end();
+    response.writeHead(200, { 'content-type': 'image/jpeg' }).end(jpegs[n % jpegs.length]);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 /**
