@@ -154,6 +154,7 @@ try {
     await stage('commit: usage counter, report, search record', preloadedVins, async (vin) => {
       const now = new Date();
       await repos.searchCommit.commit({
+        principal,
         accountId: principal.accountId,
         tokenId: principal.tokenId,
         vin,

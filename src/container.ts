@@ -159,9 +159,11 @@ export function createContainer(options: ContainerOptions): Container {
     maxBytes: config.media.maxBytes,
   });
 
+  const apiTokens = new ApiTokenService(repos);
   const search = new SearchService({
     metrics,
     repos,
+    principals: apiTokens,
     rateLimiter: limiterSetup.limiter,
     publicBaseUrl: config.publicBaseUrl,
     ...(options.now ? { now: options.now } : {}),
@@ -234,7 +236,7 @@ export function createContainer(options: ContainerOptions): Container {
     usage: new UsageService(repos),
     guards,
     accounts: new AccountService(repos),
-    apiTokens: new ApiTokenService(repos),
+    apiTokens,
     brands: new BrandService({ repos, isProduction: config.isProduction }),
     operatorTokens: new OperatorTokenService(repos),
     plans: new PlanService({ db, repos }),

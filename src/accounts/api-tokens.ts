@@ -1,6 +1,7 @@
-import { TOKEN_ROTATION_GRACE_MS, isLiveToken, type ApiToken, type ApiTokenKind } from '../domain/api-token.ts';
+import { TOKEN_ROTATION_GRACE_MS, hashApiToken, isLiveToken, type ApiToken, type ApiTokenKind } from '../domain/api-token.ts';
 import type { TokenPrincipal } from '../domain/principal.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
+import { PrincipalCache } from './principal-cache.ts';
 
 /** Enough for any honest use; a bound keeps the table (and the tokens page) small. */
 export const MAX_LIVE_TOKENS = 25;
@@ -15,11 +16,40 @@ export type RotateTokenOutcome = { kind: 'rotated'; token: ApiToken; secret: str
  * only its hash is stored.
  */
 export class ApiTokenService {
+  private readonly principals = new PrincipalCache();
+
   constructor(private readonly repos: Repositories) {}
 
-  /** Who a request with this token acts for, or null for an unknown, revoked or expired token. */
+  /** Who a request with this token acts for, or null for an unknown, revoked or expired token: read afresh. */
   authenticate(secret: string, now = new Date()): Promise<TokenPrincipal | null> {
     return this.repos.tokens.authenticate(secret, now);
+  }
+
+  /**
+   * The same for a search, from memory when this process read it in the last minute. Only for a
+   * path whose commit re-checks the principal (storage/principal-recheck.ts) and calls `reload`
+   * when it no longer holds: the search.
+   */
+  async authenticateForSearch(secret: string, now = new Date()): Promise<TokenPrincipal | null> {
+    const hash = hashApiToken(secret);
+    const cached = this.principals.get(hash);
+    if (cached !== null) return cached;
+    const principal = await this.repos.tokens.authenticateByHash(hash, now);
+    if (principal !== null) this.principals.set(hash, principal);
+    return principal;
+  }
+
+  /** A principal read afresh after a commit found the cached one stale; null when its token is no longer live. */
+  async reload(principal: TokenPrincipal, now = new Date()): Promise<TokenPrincipal | null> {
+    const fresh = await this.repos.tokens.reload(principal.tokenId, now);
+    this.principals.replace(principal.tokenId, fresh);
+    return fresh;
+  }
+
+  /** Records a token's last use (minute precision is plenty for the token list). */
+  async touch(tokenId: string, now = new Date()): Promise<void> {
+    await this.repos.tokens.touch(tokenId, now);
+    this.principals.touched(tokenId, now.toISOString());
   }
 
   /** Newest first, revoked and expired ones included. */

@@ -1,9 +1,9 @@
 import { billingPeriodAt } from '../limits/billing-period.ts';
 import type { LimitsSnapshot } from '../limits/limit-headers.ts';
-import type { RateLimiter } from '../limits/rate/rate-limiter.ts';
+import type { RateDecision, RateLimiter } from '../limits/rate/rate-limiter.ts';
 import type { Lot } from '../domain/lot.ts';
 import { checkAuction, checkLotId, lotSubject, type LotRef } from '../domain/lot-ref.ts';
-import type { SearchPrincipal } from '../domain/principal.ts';
+import type { SearchPrincipal, TokenPrincipal } from '../domain/principal.ts';
 import type { Report } from '../domain/report.ts';
 import { checkVin } from '../domain/vin.ts';
 import { SANDBOX_ALLOWANCE, SANDBOX_AUCTIONS, sandboxLots, sandboxVinOfLot } from './sandbox/catalogue.ts';
@@ -22,7 +22,14 @@ export type SearchOutcome =
   | { kind: 'quota_exceeded'; limits: LimitsSnapshot }
   /** `original` says what the key was used for: `VIN <vin>` or `lot <auction>/<id>`. */
   | { kind: 'idempotency_conflict'; original: string }
+  /** The token was revoked (or expired) after this process last read it: what a fresh request gets (401). */
+  | { kind: 'unauthenticated' }
+  /** The account's subscription ended after this process last read it (402). */
+  | { kind: 'subscription_required' }
   | { kind: 'invalid_input'; field: 'vin' | 'auction' | 'lot_id' | 'Idempotency-Key'; messages: string[] };
+
+/** What one run of a search answers: an outcome, or that its commit refused the principal it ran for. */
+type Attempt = SearchOutcome | { kind: 'principal_changed'; admitted: RateDecision };
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const TOUCH_INTERVAL_MS = 60_000;
@@ -33,8 +40,18 @@ const AUCTIONS_RECHECK_MS = 1_000;
 /** What one search asks for, once its input is valid: a VIN, or a lot whose VIN is read after the rate check. */
 type Subject = { kind: 'vin'; vin: string } | { kind: 'lot'; lot: LotRef };
 
+/** Where principals are re-read when a commit finds that the one a search ran for no longer holds. */
+export interface PrincipalSource {
+  reload(principal: TokenPrincipal, now?: Date): Promise<TokenPrincipal | null>;
+  touch(tokenId: string, now?: Date): Promise<void>;
+}
+
+/** A commit that finds its principal stale re-reads it and runs again; a principal changing this often is a fault. */
+const MAX_PRINCIPAL_RELOADS = 3;
+
 export interface SearchServiceOptions {
   repos: Repositories;
+  principals: PrincipalSource;
   rateLimiter: RateLimiter;
   metrics: Metrics;
   publicBaseUrl: string;
@@ -63,10 +80,12 @@ export class SearchService {
   }
 
   /** A search by VIN (POST or GET /api/v1/search). */
-  async search(principal: SearchPrincipal, rawVin: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
-    const vinCheck = checkVin(rawVin);
-    if (!vinCheck.ok) return { kind: 'invalid_input', field: 'vin', messages: vinCheck.errors };
-    return this.run(principal, { kind: 'vin', vin: vinCheck.vin }, rawIdempotencyKey);
+  search(principal: SearchPrincipal, rawVin: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
+    return this.runFor(principal, async (current, admitted) => {
+      const vinCheck = checkVin(rawVin);
+      if (!vinCheck.ok) return { kind: 'invalid_input', field: 'vin', messages: vinCheck.errors };
+      return this.run(current, { kind: 'vin', vin: vinCheck.vin }, rawIdempotencyKey, admitted);
+    });
   }
 
   /**
@@ -74,19 +93,50 @@ export class SearchService {
    * other respect. The auction must be one the service holds lots from (a sandbox token: one of
    * the catalogue's); a lot that is not known is a counted "not found".
    */
-  async searchByLot(principal: SearchPrincipal, rawAuction: string, rawLotId: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
-    const auctionCheck = checkAuction(rawAuction, principal.sandbox ? SANDBOX_AUCTIONS : await this.knownAuctions(rawAuction));
-    if (!auctionCheck.ok) return { kind: 'invalid_input', field: 'auction', messages: auctionCheck.errors };
-    const lotIdCheck = checkLotId(rawLotId);
-    if (!lotIdCheck.ok) return { kind: 'invalid_input', field: 'lot_id', messages: lotIdCheck.errors };
-    return this.run(principal, { kind: 'lot', lot: { auction: auctionCheck.auction, lotId: lotIdCheck.lotId } }, rawIdempotencyKey);
+  searchByLot(principal: SearchPrincipal, rawAuction: string, rawLotId: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
+    return this.runFor(principal, async (current, admitted) => {
+      const auctionCheck = checkAuction(rawAuction, current.sandbox ? SANDBOX_AUCTIONS : await this.knownAuctions(rawAuction));
+      if (!auctionCheck.ok) return { kind: 'invalid_input', field: 'auction', messages: auctionCheck.errors };
+      const lotIdCheck = checkLotId(rawLotId);
+      if (!lotIdCheck.ok) return { kind: 'invalid_input', field: 'lot_id', messages: lotIdCheck.errors };
+      return this.run(current, { kind: 'lot', lot: { auction: auctionCheck.auction, lotId: lotIdCheck.lotId } }, rawIdempotencyKey, admitted);
+    });
+  }
+
+  /**
+   * Runs a search for a principal that may come from the search path's cache (contract, "Tokens
+   * and caching"), so that every answer is the one a fresh read would give:
+   * - a commit re-checks the principal itself and writes nothing when it no longer holds;
+   * - a refusal decided before any commit (invalid input, the rate) is confirmed by reading the
+   *   principal afresh, so that a revoked token still gets its 401 before every other check.
+   * A changed principal is read afresh and the search runs again. The rate decision of the first
+   * run stands (the request was admitted, and counted in the window, under the plan it arrived with).
+   */
+  private async runFor(
+    principal: SearchPrincipal,
+    attempt: (principal: SearchPrincipal, admitted: RateDecision | null) => Promise<Attempt>,
+  ): Promise<SearchOutcome> {
+    let current = principal;
+    let admitted: RateDecision | null = null;
+    for (let reloads = 0; ; reloads++) {
+      const result = await attempt(current, admitted);
+      const refusedEarly = result.kind === 'invalid_input' || result.kind === 'rate_limited';
+      if (result.kind !== 'principal_changed' && !refusedEarly) return result;
+      if (reloads >= MAX_PRINCIPAL_RELOADS) throw new Error(`the principal of token ${current.tokenId} changed during ${reloads + 1} searches in a row`);
+      const fresh = await this.options.principals.reload(current);
+      if (fresh === null) return { kind: 'unauthenticated' };
+      if (fresh.subscription === null && !fresh.sandbox) return { kind: 'subscription_required' };
+      if (refusedEarly && samePrincipal(current, fresh)) return result;
+      if (result.kind === 'principal_changed') admitted = result.admitted;
+      current = fresh as SearchPrincipal;
+    }
   }
 
   /**
    * The rest of a search, in the contract's order, whatever it asked for: Idempotency-Key, rate,
    * lookup, and the commit that counts it (a sandbox token's: records it uncounted).
    */
-  private async run(principal: SearchPrincipal, subject: Subject, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
+  private async run(principal: SearchPrincipal, subject: Subject, rawIdempotencyKey: string | undefined, admitted: RateDecision | null): Promise<Attempt> {
     const idempotencyKey = rawIdempotencyKey === undefined ? null : rawIdempotencyKey.trim();
     if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       return {
@@ -101,7 +151,7 @@ export class SearchService {
     const now = this.now();
     const allowance = this.allowanceOf(principal, now);
     // A sandbox token has a window of its own: testing a client never slows the account's live traffic.
-    const rate = await rateLimiter.consume(sandbox ? `${principal.accountId}:sandbox` : principal.accountId, allowance.ratePerSecond);
+    const rate = admitted ?? (await rateLimiter.consume(sandbox ? `${principal.accountId}:sandbox` : principal.accountId, allowance.ratePerSecond));
     const period = billingPeriodAt(allowance.periodAnchor, now);
     const periodStart = period.start.toISOString();
     const limitsAt = (used: number): LimitsSnapshot => ({
@@ -128,6 +178,7 @@ export class SearchService {
     }
     const asked = lot === null ? (vin as string) : lotSubject(lot);
     const result = await repos.searchCommit.commit({
+      principal,
       accountId: principal.accountId,
       tokenId: principal.tokenId,
       vin: vin ?? asked,
@@ -139,6 +190,7 @@ export class SearchService {
       idempotencyKey,
       sandbox,
     });
+    if (result.kind === 'principal_changed') return { kind: 'principal_changed', admitted: rate };
     this.touchToken(principal, now);
 
     if (result.kind === 'idempotency_conflict') return { kind: 'idempotency_conflict', original: describeSubject(result.originalVin) };
@@ -202,11 +254,19 @@ export class SearchService {
   /** last_used_at is for the customer's token list; minute precision is plenty and saves a write per search. */
   private touchToken(principal: SearchPrincipal, now: Date): void {
     if (principal.lastUsedAt !== null && now.getTime() - Date.parse(principal.lastUsedAt) < TOUCH_INTERVAL_MS) return;
-    this.options.repos.tokens.touch(principal.tokenId, now).catch((error) => this.options.onBackgroundError?.(error));
+    this.options.principals.touch(principal.tokenId, now).catch((error) => this.options.onBackgroundError?.(error));
   }
 }
 
 /** A search's subject as a customer reads it: `VIN <vin>`, or `lot <auction>/<id>`. */
 function describeSubject(subject: string): string {
   return subject.includes('/') ? `lot ${subject}` : `VIN ${subject}`;
+}
+
+/** Whether a principal read afresh says what the search relied on: the same token's subscription, on the same figures. */
+function samePrincipal(relied: TokenPrincipal, fresh: TokenPrincipal): boolean {
+  const a = relied.subscription;
+  const b = fresh.subscription;
+  if (a === null || b === null) return a === b;
+  return a.id === b.id && a.startedAt === b.startedAt && a.monthlyQuota === b.monthlyQuota && a.ratePerSecond === b.ratePerSecond;
 }

@@ -13,7 +13,8 @@ type Placeholders<P> = { readonly [K in keyof P]: P[K] };
  * (an IN list of variable length) cannot be prepared this way.
  */
 export class PreparedQuery<P extends Record<string, unknown>, Row> {
-  private readonly sql: string;
+  /** The compiled SQL, for a driver that runs it directly (SQLite's synchronous commit path). */
+  readonly sql: string;
   private readonly slots: ({ name: keyof P } | { value: unknown })[];
 
   constructor(db: Kysely<any>, names: readonly (keyof P & string)[], build: (params: Placeholders<P>) => Compilable<Row>) {
@@ -28,9 +29,14 @@ export class PreparedQuery<P extends Record<string, unknown>, Row> {
     for (const name of names) if (!used.has(name)) throw new Error(`PreparedQuery: parameter ${name} is not used by the query`);
   }
 
+  /** The parameter list for `sql`, in its order. */
+  parameters(params: P): unknown[] {
+    return this.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
+  }
+
   /** Runs on the database or inside a transaction (a Transaction is a Kysely too). */
   async execute(db: Kysely<any>, params: P): Promise<Row[]> {
-    const parameters = this.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
+    const parameters = this.parameters(params);
     const result = await db.executeQuery(CompiledQuery.raw(this.sql, parameters) as CompiledQuery<Row>);
     return result.rows;
   }

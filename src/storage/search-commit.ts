@@ -1,8 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Db } from './database.ts';
 import type { Database, SearchRow } from './schema.ts';
-import { GroupCommit } from './dialects/sqlite/commits.ts';
-import { TransactionPerCommit } from './dialects/postgres/commits.ts';
 import type { IdempotencyKeysRepository } from './repositories/idempotency-keys-repository.ts';
 import type { ReportsRepository } from './repositories/reports-repository.ts';
 import type { SearchesRepository } from './repositories/searches-repository.ts';
@@ -10,10 +8,17 @@ import type { UsageCountersRepository } from './repositories/usage-counters-repo
 import { newId, newReportId } from '../domain/ids.ts';
 import type { Lot } from '../domain/lot.ts';
 import type { CommittedSearch } from '../domain/search.ts';
+import type { TokenPrincipal } from '../domain/principal.ts';
+import { PrincipalRecheck } from './principal-recheck.ts';
 
 export interface SearchToCommit {
   accountId: string;
   tokenId: string;
+  /**
+   * The principal the search ran for, perhaps from the search path's cache: the commit re-checks
+   * the token and the subscription in force it names before anything else (principal-recheck.ts).
+   */
+  principal: TokenPrincipal;
   /** The VIN the search answers for; for a lot that is not known, the lot it asked for (`copart/12345678`). */
   vin: string;
   /** What was asked, which a repeat of its Idempotency-Key must ask again: the lot for a lookup by lot; by default the VIN. */
@@ -39,7 +44,9 @@ export type CommitResult =
   | { kind: 'committed'; search: CommittedSearch; used: number }
   | { kind: 'replayed'; search: CommittedSearch; used: number }
   | { kind: 'quota_exceeded'; used: number }
-  | { kind: 'idempotency_conflict'; originalVin: string };
+  | { kind: 'idempotency_conflict'; originalVin: string }
+  /** The token or subscription the search relied on changed (revoked, cancelled, another plan): nothing was written. */
+  | { kind: 'principal_changed' };
 
 export interface SearchCommitStores {
   usageCounters: UsageCountersRepository;
@@ -48,29 +55,28 @@ export interface SearchCommitStores {
   searches: SearchesRepository;
 }
 
+/** Commits searches: each dialect's search-commit.ts cuts the transactions its own way. */
+export interface SearchCommit {
+  commit(input: SearchToCommit): Promise<CommitResult>;
+}
+
 /**
- * Commits one counted search: the quota count, the search record, the report and the idempotency
- * key, in one transaction, all of them or none (contract, Limits). How the transactions are cut
- * differs by dialect: SQLite commits concurrent searches together, PostgreSQL one by one.
+ * One counted search's unit of work, in a transaction it is given: the principal re-check, the
+ * quota count, the search record, the report and the idempotency key, all of them or none
+ * (contract, Limits). How the transactions are cut is the dialect's (storage/dialects/<dialect>/search-commit.ts).
  */
-export class SearchCommit {
-  private readonly committer: { commit(input: SearchToCommit): Promise<CommitResult> };
+export class SearchUnit {
+  private readonly recheck: PrincipalRecheck;
 
   constructor(
     db: Db,
     private readonly stores: SearchCommitStores,
   ) {
-    const work = (trx: Transaction<Database>, input: SearchToCommit) => this.commitIn(trx, input);
-    this.committer =
-      db.dialect === 'sqlite'
-        ? new GroupCommit(db.kysely, work)
-        : // Two requests with the same new Idempotency-Key raced and the other one committed first;
-          // run again, and this time the key is found and the first result replayed.
-          new TransactionPerCommit(db.kysely, db.isUniqueViolation, work, (input) => input.idempotencyKey !== null);
+    this.recheck = new PrincipalRecheck(db.kysely);
   }
 
-  commit(input: SearchToCommit): Promise<CommitResult> {
-    return this.committer.commit(input);
+  run(trx: Transaction<Database>, input: SearchToCommit): Promise<CommitResult> {
+    return this.commitIn(trx, input);
   }
 
   private async commitIn(trx: Transaction<Database>, given: SearchToCommit): Promise<CommitResult> {
@@ -78,6 +84,7 @@ export class SearchCommit {
     const { usageCounters, reports, searches, idempotencyKeys } = this.stores;
     const at = input.now.toISOString();
     const key = input.idempotencyKey === null ? null : input.sandbox ? SANDBOX_KEY_PREFIX + input.idempotencyKey : input.idempotencyKey;
+    if (!(await this.recheck.holds(trx, input.principal, at))) return { kind: 'principal_changed' };
     if (key !== null) {
       const earlier = await this.earlierResult(trx, input, key);
       if (earlier) return earlier;

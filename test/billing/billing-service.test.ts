@@ -7,7 +7,7 @@ import { BillingService } from '../../src/billing/billing-service.ts';
 import { ManualPaymentProvider } from '../../src/billing/manual-provider.ts';
 import { UsageService } from '../../src/limits/usage-service.ts';
 import { DIALECTS } from '../support/databases.ts';
-import { validVin } from '../support/fixtures.ts';
+import { principalAt, validVin } from '../support/fixtures.ts';
 import { createAccountTestApp, randomEmail, WebClient, type AccountTestApp } from '../support/customer-app.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -53,7 +53,7 @@ describe.each(DIALECTS)('billing with manual invoices (%s)', (dialect) => {
     const plan = await t.repos.plans.findByCode(subscription!.planCode);
     const start = (await usage.forAccount(account.id, now))!.periodStart;
     for (let i = 0; i < searches; i++) {
-      await t.repos.searchCommit.commit({ accountId: account.id, tokenId: token.id, vin: validVin(), now, periodStart: start.toISOString(), quota: plan!.monthlyQuota, lots: [], idempotencyKey: null });
+      await t.repos.searchCommit.commit({ principal: await principalAt(t.repos, token.id, now), accountId: account.id, tokenId: token.id, vin: validVin(), now, periodStart: start.toISOString(), quota: plan!.monthlyQuota, lots: [], idempotencyKey: null });
     }
   }
 

@@ -16,7 +16,7 @@ import { PasswordHasher } from '../../src/accounts/password-hasher.ts';
 import { TEST_SCRYPT } from '../support/customer-app.ts';
 import { buildAppOn } from '../support/app.ts';
 import { paidInvoice, signedEvent, STRIPE_ENV, StripeStub } from '../billing/stripe-fixtures.ts';
-import { makeLot } from '../support/fixtures.ts';
+import { makeLot, principalAt } from '../support/fixtures.ts';
 import { axeViolations, launchChromium, lowContrastTexts, runnable, SCREENSHOTS } from './support.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -496,11 +496,13 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
         const count = weekend ? 3 + (day % 4) : 18 + ((day * 7) % 23);
         expected.set(at.toISOString().slice(0, 10), count);
         for (let i = 0; i < count; i++) {
+          const searchedAt = new Date(at.getTime() + i * 60_000);
           const result = await run.repos.searchCommit.commit({
+            principal: await principalAt(run.repos, tokens[i % 2]!.row.id, searchedAt),
             accountId: account.id,
             tokenId: tokens[i % 2]!.row.id,
             vin: i % 5 === 0 ? '1HGCM82633A004352' : VIN,
-            now: new Date(at.getTime() + i * 60_000),
+            now: searchedAt,
             periodStart: period,
             quota: 5000,
             lots: i % 5 === 0 ? [] : [lot],

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { CommitResult, SearchToCommit } from '../../src/storage/search-commit.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
-import { createCustomer, makeLot, type Customer } from '../support/fixtures.ts';
+import { createCustomer, makeLot, principalAt, type Customer } from '../support/fixtures.ts';
 import { randomVin } from './repositories/helpers.ts';
 
 const PERIOD = '2026-03-01T00:00:00.000Z';
@@ -19,13 +19,15 @@ describe.each(DIALECTS)('searchCommit.commit under concurrency (%s)', (dialect) 
     await t?.destroy();
   });
 
-  function commit(customer: Customer, overrides: Partial<SearchToCommit>): Promise<CommitResult> {
+  async function commit(customer: Customer, overrides: Partial<SearchToCommit>): Promise<CommitResult> {
     const vin = overrides.vin ?? randomVin();
+    const now = overrides.now ?? new Date();
     return t.repos.searchCommit.commit({
+      principal: await principalAt(t.repos, customer.tokenId, now),
+      now,
       accountId: customer.accountId,
       tokenId: customer.tokenId,
       vin,
-      now: new Date(),
       periodStart: PERIOD,
       quota: 1000,
       lots: [makeLot({ vin })],

@@ -3,7 +3,7 @@ import { isReportId } from '../../src/domain/ids.ts';
 import type { Lot } from '../../src/domain/lot.ts';
 import type { CommitResult, SearchToCommit } from '../../src/storage/search-commit.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
-import { createCustomer, makeLot, type Customer } from '../support/fixtures.ts';
+import { createCustomer, makeLot, principalAt, type Customer } from '../support/fixtures.ts';
 import { randomVin } from './repositories/helpers.ts';
 
 const HOUR = 60 * 60 * 1000;
@@ -20,8 +20,9 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     await t?.destroy();
   });
 
-  function commit(customer: Customer, overrides: Partial<SearchToCommit> = {}): Promise<CommitResult> {
+  async function commit(customer: Customer, overrides: Partial<SearchToCommit> = {}): Promise<CommitResult> {
     return t.repos.searchCommit.commit({
+      principal: await principalAt(t.repos, customer.tokenId, overrides.now ?? NOW),
       accountId: customer.accountId,
       tokenId: customer.tokenId,
       vin: randomVin(),

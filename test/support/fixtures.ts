@@ -1,3 +1,4 @@
+import type { TokenPrincipal } from '../../src/domain/principal.ts';
 import type { Lot } from '../../src/domain/lot.ts';
 import { LOT_FIELDS } from '../../src/domain/lot.ts';
 import { computeCheckDigit } from '../../src/domain/vin.ts';
@@ -30,6 +31,16 @@ export interface Customer {
 }
 
 let planCounter = 0;
+
+/**
+ * The principal a search by this token relies on at `now`, read as the search path reads it: what
+ * a direct call of searchCommit.commit must name (the commit re-checks it).
+ */
+export async function principalAt(repos: Repositories, tokenId: string, now: Date): Promise<TokenPrincipal> {
+  const principal = await repos.tokens.reload(tokenId, now);
+  if (principal === null) throw new Error(`token ${tokenId} is not live at ${now.toISOString()}`);
+  return principal;
+}
 
 /**
  * An account with an active subscription and a token. With quota/rate it gets a custom plan of its

@@ -16,6 +16,11 @@ declare module 'fastify' {
     /** onRequest hook: a live API token of an account with a subscription in force, or a sandbox token; else 401/402. */
     authenticateCustomer: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     /**
+     * The same for a search: the principal may come from this process's cache, because the
+     * search's commit re-checks it (storage/principal-recheck.ts). Only for routes that commit a search.
+     */
+    authenticateSearch: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /**
      * onRequest hook: a live API token, with or without a subscription in force, or 401: for what
      * an account manages rather than buys (its watches, its webhook endpoint and deliveries).
      */
@@ -25,6 +30,16 @@ declare module 'fastify' {
 
 const REALM = 'vinhistory';
 
+/** The 401 for a token that is unknown, revoked or expired. */
+export const invalidTokenError = (): ApiError => bearerChallenge(REALM, true);
+
+/** The 402 for a live token of an account with no subscription in force. */
+export const subscriptionRequiredError = (): ApiError =>
+  new ApiError(
+    'SUBSCRIPTION_REQUIRED',
+    'Your account has no active subscription (expired, cancelled or unpaid). Buy or renew a plan in your personal account to search again.',
+  );
+
 /**
  * Authentication runs as an onRequest hook, before the body is read or validated, because the
  * contract orders the checks: authentication, then subscription, then the VIN.
@@ -33,28 +48,28 @@ export default fp(
   async (app) => {
     app.decorateRequest('principal', null);
     app.decorateRequest('tokenPrincipal', null);
-    const principalOf = async (request: FastifyRequest): Promise<TokenPrincipal> => {
+    const { apiTokens } = app.services;
+    /** `cached`: the search path's principal cache, which every search's commit re-checks. */
+    const principalOf = async (request: FastifyRequest, cached: boolean): Promise<TokenPrincipal> => {
       const header = request.headers.authorization;
       const token = tokenFromAuthorization(header);
       if (token === null) throw bearerChallenge(REALM, Boolean(header));
-      const principal = await app.services.apiTokens.authenticate(token);
-      if (principal === null) throw bearerChallenge(REALM, true);
+      const principal = await (cached ? apiTokens.authenticateForSearch(token) : apiTokens.authenticate(token));
+      if (principal === null) throw invalidTokenError();
       return principal;
     };
+    // What an account manages (watches, its webhook) is read afresh: nothing re-checks it later.
     app.decorate('authenticateAccount', async (request: FastifyRequest) => {
-      request.tokenPrincipal = await principalOf(request);
+      request.tokenPrincipal = await principalOf(request, false);
     });
-    app.decorate('authenticateCustomer', async (request: FastifyRequest) => {
-      const principal = await principalOf(request);
+    const customer = (cached: boolean) => async (request: FastifyRequest) => {
+      const principal = await principalOf(request, cached);
       // A sandbox token may be used before a plan is bought: it searches only the test catalogue.
-      if (principal.subscription === null && !principal.sandbox) {
-        throw new ApiError(
-          'SUBSCRIPTION_REQUIRED',
-          'Your account has no active subscription (expired, cancelled or unpaid). Buy or renew a plan in your personal account to search again.',
-        );
-      }
+      if (principal.subscription === null && !principal.sandbox) throw subscriptionRequiredError();
       request.principal = principal as SearchPrincipal;
-    });
+    };
+    app.decorate('authenticateCustomer', customer(false));
+    app.decorate('authenticateSearch', customer(true));
   },
   { name: 'authentication', dependencies: ['services'] },
 );

@@ -15,7 +15,9 @@ import { IdempotencyKeysRepository } from './idempotency-keys-repository.ts';
 import { ReportsRepository } from './reports-repository.ts';
 import { SearchesRepository } from './searches-repository.ts';
 import { UsageCountersRepository } from './usage-counters-repository.ts';
-import { SearchCommit } from '../search-commit.ts';
+import type { SearchCommit } from '../search-commit.ts';
+import { SqliteSearchCommit } from '../dialects/sqlite/search-commit.ts';
+import { PostgresSearchCommit } from '../dialects/postgres/search-commit.ts';
 import { SettingsRepository } from './settings-repository.ts';
 import { TokensRepository } from './tokens-repository.ts';
 import { WebSessionsRepository } from './web-sessions-repository.ts';
@@ -77,7 +79,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     tokens: new TokensRepository(db),
     lots: new LotsRepository(db, { queueImages: options.queueMediaImages === true }),
     ...ledger,
-    searchCommit: new SearchCommit(db, ledger),
+    searchCommit: db.dialect === 'sqlite' ? new SqliteSearchCommit(db, ledger) : new PostgresSearchCommit(db, ledger),
     settings: new SettingsRepository(db),
     brands: new BrandsRepository(db),
     passwords: new AccountPasswordsRepository(db),

@@ -1,5 +1,6 @@
+import type { Kysely } from 'kysely';
 import type { Db } from '../database.ts';
-import type { ApiTokenRow } from '../schema.ts';
+import type { ApiTokenRow, Database } from '../schema.ts';
 import { generateApiToken, hashApiToken, type ApiToken, type ApiTokenKind } from '../../domain/api-token.ts';
 import { newId } from '../../domain/ids.ts';
 import { PreparedQuery } from '../prepared-query.ts';
@@ -23,46 +24,15 @@ function toApiToken(row: ApiTokenRow): ApiToken {
 export class TokensRepository {
   /** Built once: on every search, building the query would cost more than running it. */
   private readonly authenticateQuery;
+  private readonly reloadQuery;
 
   constructor(private readonly db: Db) {
     const k = db.kysely;
     this.authenticateQuery = new PreparedQuery(k, ['hash', 'at'], (p: { hash: string; at: string }) =>
-      k
-        .selectFrom('api_tokens as t')
-        .leftJoin('subscriptions as s', (join) =>
-          join
-            .onRef('s.account_id', '=', 't.account_id')
-            .on('s.status', '=', 'active')
-            .on('s.started_at', '<=', p.at)
-            .on((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', p.at)])),
-        )
-        .leftJoin('plans as p', 'p.code', 's.plan_code')
-        // The brand whose report base URL the token's report_url uses: the token's own, else the
-        // account's default (at most one), each an index probe.
-        .leftJoin('brands as tb', (join) => join.onRef('tb.id', '=', 't.brand_id').onRef('tb.account_id', '=', 't.account_id'))
-        .leftJoin('brands as db', (join) => join.onRef('db.account_id', '=', 't.account_id').on('db.is_default', '=', 1))
-        .select([
-          't.id as tokenId',
-          't.account_id as accountId',
-          't.last_used_at as lastUsedAt',
-          't.sandbox as sandbox',
-          's.id as subscriptionId',
-          's.started_at as startedAt',
-          's.billing as billing',
-          'p.code as planCode',
-          'p.name as planName',
-          'p.monthly_quota as monthlyQuota',
-          'p.rate_per_second as ratePerSecond',
-          'tb.id as tokenBrandId',
-          'tb.report_base_url as tokenBrandBaseUrl',
-          'db.report_base_url as defaultBrandBaseUrl',
-        ])
-        .where('t.token_hash', '=', p.hash)
-        .where('t.revoked_at', 'is', null)
-        // A rotated token works until its grace period ends, checked in the same query.
-        .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', p.at)]))
-        .orderBy('s.started_at', 'desc')
-        .limit(1),
+      principalQuery(k, p.at).where('t.token_hash', '=', p.hash),
+    );
+    this.reloadQuery = new PreparedQuery(k, ['tokenId', 'at'], (p: { tokenId: string; at: string }) =>
+      principalQuery(k, p.at).where('t.id', '=', p.tokenId),
     );
   }
 
@@ -103,34 +73,26 @@ export class TokensRepository {
 
   /**
    * The live token with this secret, its account and the subscription in force at `now` with its
-   * plan: one index probe on token_hash and one on the account's subscriptions. Revocation takes
-   * effect on the next request because nothing here is cached.
+   * plan: one index probe on token_hash and one on the account's subscriptions. Read afresh on every
+   * call; the search path's cache (accounts/principal-cache.ts) is re-checked in each commit.
    */
-  async authenticate(token: string, now = new Date()): Promise<TokenPrincipal | null> {
-    const [row] = await this.authenticateQuery.execute(this.db.kysely, { hash: hashApiToken(token), at: now.toISOString() });
-    if (!row) return null;
-    const hasSubscription =
-      row.subscriptionId !== null && row.startedAt !== null && row.billing !== null && row.planCode !== null &&
-      row.planName !== null && row.monthlyQuota !== null && row.ratePerSecond !== null;
-    return {
-      tokenId: row.tokenId,
-      accountId: row.accountId,
-      lastUsedAt: row.lastUsedAt,
-      sandbox: row.sandbox === 1,
-      // A token's own brand decides entirely, even without a base URL of its own (then ours).
-      reportBaseUrl: row.tokenBrandId !== null ? row.tokenBrandBaseUrl : row.defaultBrandBaseUrl,
-      subscription: hasSubscription
-        ? {
-            id: row.subscriptionId!,
-            startedAt: row.startedAt!,
-            billing: row.billing!,
-            planCode: row.planCode!,
-            planName: row.planName!,
-            monthlyQuota: row.monthlyQuota!,
-            ratePerSecond: row.ratePerSecond!,
-          }
-        : null,
-    };
+  authenticate(token: string, now = new Date()): Promise<TokenPrincipal | null> {
+    return this.authenticateByHash(hashApiToken(token), now);
+  }
+
+  /** The same, by the token's hash (the search path's cache is keyed by it). */
+  async authenticateByHash(hash: string, now = new Date()): Promise<TokenPrincipal | null> {
+    const [row] = await this.authenticateQuery.execute(this.db.kysely, { hash, at: now.toISOString() });
+    return row ? principalFromRow(row) : null;
+  }
+
+  /**
+   * The same principal read afresh by token id: after a search's commit found that what a cached
+   * principal said no longer holds (revoked, plan changed). Null when the token is no longer live.
+   */
+  async reload(tokenId: string, now = new Date()): Promise<TokenPrincipal | null> {
+    const [row] = await this.reloadQuery.execute(this.db.kysely, { tokenId, at: now.toISOString() });
+    return row ? principalFromRow(row) : null;
   }
 
   async touch(tokenId: string, now = new Date()): Promise<void> {
@@ -198,4 +160,72 @@ export class TokensRepository {
       return { row: toApiToken(row), token: secret.token, previous: toApiToken(previous) };
     });
   }
+}
+
+/** The live token, its subscription in force at `at` with its plan, and its brand's report address. */
+function principalQuery(k: Kysely<Database>, at: string) {
+  return (
+    k
+      .selectFrom('api_tokens as t')
+      .leftJoin('subscriptions as s', (join) =>
+        join
+          .onRef('s.account_id', '=', 't.account_id')
+          .on('s.status', '=', 'active')
+          .on('s.started_at', '<=', at)
+          .on((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', at)])),
+      )
+      .leftJoin('plans as p', 'p.code', 's.plan_code')
+      // The brand whose report base URL the token's report_url uses: the token's own, else the
+      // account's default (at most one), each an index probe.
+      .leftJoin('brands as tb', (join) => join.onRef('tb.id', '=', 't.brand_id').onRef('tb.account_id', '=', 't.account_id'))
+      .leftJoin('brands as db', (join) => join.onRef('db.account_id', '=', 't.account_id').on('db.is_default', '=', 1))
+      .select([
+        't.id as tokenId',
+        't.account_id as accountId',
+        't.last_used_at as lastUsedAt',
+        't.sandbox as sandbox',
+        's.id as subscriptionId',
+        's.started_at as startedAt',
+        's.billing as billing',
+        'p.code as planCode',
+        'p.name as planName',
+        'p.monthly_quota as monthlyQuota',
+        'p.rate_per_second as ratePerSecond',
+        'tb.id as tokenBrandId',
+        'tb.report_base_url as tokenBrandBaseUrl',
+        'db.report_base_url as defaultBrandBaseUrl',
+      ])
+      .where('t.revoked_at', 'is', null)
+      // A rotated token works until its grace period ends, checked in the same query.
+      .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', at)]))
+      .orderBy('s.started_at', 'desc')
+      .limit(1)
+  );
+}
+
+type PrincipalRow = Awaited<ReturnType<ReturnType<typeof principalQuery>['executeTakeFirstOrThrow']>>;
+
+function principalFromRow(row: PrincipalRow): TokenPrincipal {
+  const hasSubscription =
+    row.subscriptionId !== null && row.startedAt !== null && row.billing !== null && row.planCode !== null &&
+    row.planName !== null && row.monthlyQuota !== null && row.ratePerSecond !== null;
+  return {
+    tokenId: row.tokenId,
+    accountId: row.accountId,
+    lastUsedAt: row.lastUsedAt,
+    sandbox: row.sandbox === 1,
+    // A token's own brand decides entirely, even without a base URL of its own (then ours).
+    reportBaseUrl: row.tokenBrandId !== null ? row.tokenBrandBaseUrl : row.defaultBrandBaseUrl,
+    subscription: hasSubscription
+      ? {
+          id: row.subscriptionId!,
+          startedAt: row.startedAt!,
+          billing: row.billing!,
+          planCode: row.planCode!,
+          planName: row.planName!,
+          monthlyQuota: row.monthlyQuota!,
+          ratePerSecond: row.ratePerSecond!,
+        }
+      : null,
+  };
 }

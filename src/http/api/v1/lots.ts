@@ -40,7 +40,7 @@ const lotRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/api/v1/lots/:auction/:lot_id',
     {
-      onRequest: app.authenticateCustomer,
+      onRequest: app.authenticateSearch,
       attachValidation: true,
       schema: {
         tags: ['Search'],

@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiError, validationError } from '../../../errors.ts';
 import { limitHeaders, retryAfter } from '../../../limits/limit-headers.ts';
 import type { SearchOutcome } from '../../../search/search-service.ts';
+import { invalidTokenError, subscriptionRequiredError } from '../../plugins/authentication.ts';
 
 /**
  * A search's outcome as HTTP: status, body and headers, in this one place. A report is sent; every
@@ -44,5 +45,9 @@ export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): Fasti
       ]);
     case 'invalid_input':
       throw validationError(outcome.field, outcome.messages);
+    case 'unauthenticated':
+      throw invalidTokenError();
+    case 'subscription_required':
+      throw subscriptionRequiredError();
   }
 }

@@ -71,7 +71,7 @@ const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/api/v1/search',
     {
-      onRequest: app.authenticateCustomer,
+      onRequest: app.authenticateSearch,
       bodyLimit: 4096,
       attachValidation: true,
       schema: {
@@ -92,7 +92,7 @@ const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/api/v1/search',
     {
-      onRequest: app.authenticateCustomer,
+      onRequest: app.authenticateSearch,
       attachValidation: true,
       schema: {
         ...common,

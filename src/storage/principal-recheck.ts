@@ -1,0 +1,70 @@
+import type { Kysely } from 'kysely';
+import type { TokenPrincipal } from '../domain/principal.ts';
+import { PreparedQuery } from './prepared-query.ts';
+import type { Database } from './schema.ts';
+
+/** The subscription in force for an account at a moment, as a search relies on it. */
+export interface SubscriptionInForceRow {
+  id: string;
+  startedAt: string;
+  monthlyQuota: number;
+  ratePerSecond: number;
+}
+
+/**
+ * What a search relied on from its principal, read again inside its commit transaction: the
+ * token row by primary key (still live) and the account's subscription in force (the same one,
+ * on the same plan figures). The search path keeps principals in memory (contract, "Tokens and
+ * caching"); this re-check is what makes that cache unable to let a revoked token, a cancelled
+ * subscription or an old plan's quota through. Both statements are index probes; each dialect's
+ * search commit runs them its own way (SQLite synchronously on the driver).
+ */
+export class PrincipalRecheck {
+  readonly liveToken: PreparedQuery<{ tokenId: string; at: string }, { id: string }>;
+  readonly subscriptionInForce: PreparedQuery<{ accountId: string; at: string }, SubscriptionInForceRow>;
+
+  constructor(k: Kysely<Database>) {
+    this.liveToken = new PreparedQuery(k, ['tokenId', 'at'], (p) =>
+      k
+        .selectFrom('api_tokens')
+        .select('id')
+        .where('id', '=', p.tokenId)
+        .where('revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', p.at)])),
+    );
+    // The same choice as the token lookup's (tokens-repository.ts): the newest active one started by `at`.
+    this.subscriptionInForce = new PreparedQuery(k, ['accountId', 'at'], (p) =>
+      k
+        .selectFrom('subscriptions as s')
+        .innerJoin('plans as p', 'p.code', 's.plan_code')
+        .select(['s.id as id', 's.started_at as startedAt', 'p.monthly_quota as monthlyQuota', 'p.rate_per_second as ratePerSecond'])
+        .where('s.account_id', '=', p.accountId)
+        .where('s.status', '=', 'active')
+        .where('s.started_at', '<=', p.at)
+        .where((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', p.at)]))
+        .orderBy('s.started_at', 'desc')
+        .limit(1),
+    );
+  }
+
+  /** Runs both probes in the given transaction. */
+  async holds(trx: Kysely<Database>, principal: TokenPrincipal, at: string): Promise<boolean> {
+    const [token] = await this.liveToken.execute(trx, { tokenId: principal.tokenId, at });
+    if (!token) return false;
+    const [subscription] = await this.subscriptionInForce.execute(trx, { accountId: principal.accountId, at });
+    return principalHolds(principal, true, subscription);
+  }
+}
+
+/** True when the token is live and the subscription in force is the one the principal named, on the same figures. */
+export function principalHolds(principal: TokenPrincipal, tokenLive: boolean, current: SubscriptionInForceRow | undefined): boolean {
+  if (!tokenLive) return false;
+  const relied = principal.subscription;
+  if (relied === null || current === undefined) return relied === null && current === undefined;
+  return (
+    current.id === relied.id &&
+    current.startedAt === relied.startedAt &&
+    Number(current.monthlyQuota) === relied.monthlyQuota &&
+    Number(current.ratePerSecond) === relied.ratePerSecond
+  );
+}
