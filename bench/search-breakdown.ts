@@ -115,6 +115,7 @@ try {
   const db: Db = {
     kysely,
     dialect: 'sqlite',
+    sqlite: raw,
     isUniqueViolation: isSqliteUniqueViolation,
     ping: async () => {},
     close: () => kysely.destroy(),

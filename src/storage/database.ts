@@ -1,3 +1,4 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
 import { isPostgresBusy, isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
@@ -12,6 +13,11 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Db {
   readonly kysely: Kysely<Database>;
   readonly dialect: DialectName;
+  /**
+   * SQLite only: the driver itself, for the search commit's statements run synchronously (one
+   * batch per transaction, no async hop per statement). Anything else goes through Kysely.
+   */
+  readonly sqlite: BetterSqlite3.Database | null;
   isUniqueViolation(error: unknown): boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -36,14 +42,14 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): Promise<Db> {
   if (config.kind === 'sqlite') {
     const background = options.backgroundCheckpoint === true && config.file !== ':memory:';
-    const { dialect } = openSqlite({
+    const { dialect, raw } = openSqlite({
       file: config.file,
       backgroundCheckpoint: background,
       ...(options.lockTimeoutMs !== undefined ? { busyTimeoutMs: options.lockTimeoutMs } : {}),
     });
     const kysely = new Kysely<Database>({ dialect });
     const checkpointer = background ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {})) : null;
-    return handle(kysely, 'sqlite', isSqliteUniqueViolation, async () => {
+    return handle(kysely, 'sqlite', raw, isSqliteUniqueViolation, async () => {
       await kysely.destroy();
       await checkpointer?.stop();
     });
@@ -64,13 +70,14 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
     ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
   });
   const kysely = new Kysely<Database>({ dialect });
-  return handle(kysely, 'postgres', isPostgresUniqueViolation, () => kysely.destroy());
+  return handle(kysely, 'postgres', null, isPostgresUniqueViolation, () => kysely.destroy());
 }
 
-function handle(kysely: Kysely<Database>, dialect: DialectName, isUniqueViolation: (error: unknown) => boolean, close: () => Promise<void>): Db {
+function handle(kysely: Kysely<Database>, dialect: DialectName, sqlite: BetterSqlite3.Database | null, isUniqueViolation: (error: unknown) => boolean, close: () => Promise<void>): Db {
   return {
     kysely,
     dialect,
+    sqlite,
     isUniqueViolation,
     ping: async () => {
       await sql`select 1`.execute(kysely);

@@ -46,14 +46,6 @@ export class PrincipalRecheck {
         .limit(1),
     );
   }
-
-  /** Runs both probes in the given transaction. */
-  async holds(trx: Kysely<Database>, principal: TokenPrincipal, at: string): Promise<boolean> {
-    const [token] = await this.liveToken.execute(trx, { tokenId: principal.tokenId, at });
-    if (!token) return false;
-    const [subscription] = await this.subscriptionInForce.execute(trx, { accountId: principal.accountId, at });
-    return principalHolds(principal, true, subscription);
-  }
 }
 
 /** True when the token is live and the subscription in force is the one the principal named, on the same figures. */

@@ -9,7 +9,9 @@ import { newId, newReportId } from '../domain/ids.ts';
 import type { Lot } from '../domain/lot.ts';
 import type { CommittedSearch } from '../domain/search.ts';
 import type { TokenPrincipal } from '../domain/principal.ts';
-import { PrincipalRecheck } from './principal-recheck.ts';
+import { PrincipalRecheck, principalHolds, type SubscriptionInForceRow } from './principal-recheck.ts';
+import type { PreparedQuery } from './prepared-query.ts';
+import { earlierSearchOf, type EarlierKeyRow } from './repositories/idempotency-keys-repository.ts';
 
 export interface SearchToCommit {
   accountId: string;
@@ -60,13 +62,22 @@ export interface SearchCommit {
   commit(input: SearchToCommit): Promise<CommitResult>;
 }
 
+/** One statement of a unit and its parameters; the runner answers its rows. */
+export interface Step {
+  query: PreparedQuery<any, any>;
+  params: Record<string, unknown>;
+}
+
 /**
- * One counted search's unit of work, in a transaction it is given: the principal re-check, the
- * quota count, the search record, the report and the idempotency key, all of them or none
- * (contract, Limits). How the transactions are cut is the dialect's (storage/dialects/<dialect>/search-commit.ts).
+ * One counted search's unit of work, as the statements it runs in order: the principal re-check,
+ * the Idempotency-Key, the quota count, the report, the search record and the key, all of them or
+ * none (contract, Limits). Written once as a generator that yields each statement and receives its
+ * rows, so that the same steps run on PostgreSQL through Kysely (awaiting each) and on SQLite
+ * synchronously on the driver (dialects/sqlite/search-commit.ts). How transactions are cut around
+ * units is the dialect's.
  */
 export class SearchUnit {
-  private readonly recheck: PrincipalRecheck;
+  readonly recheck: PrincipalRecheck;
 
   constructor(
     db: Db,
@@ -75,36 +86,69 @@ export class SearchUnit {
     this.recheck = new PrincipalRecheck(db.kysely);
   }
 
-  run(trx: Transaction<Database>, input: SearchToCommit): Promise<CommitResult> {
-    return this.commitIn(trx, input);
+  /** Runs the unit in a Kysely transaction (PostgreSQL). */
+  async run(trx: Transaction<Database>, input: SearchToCommit): Promise<CommitResult> {
+    const steps = this.steps(input);
+    let next = steps.next();
+    while (!next.done) next = steps.next(await next.value.query.execute(trx, next.value.params));
+    return next.value;
   }
 
-  private async commitIn(trx: Transaction<Database>, given: SearchToCommit): Promise<CommitResult> {
+  *steps(given: SearchToCommit): Generator<Step, CommitResult, unknown[]> {
     const input = { ...given, subject: given.subject ?? given.vin, sandbox: given.sandbox ?? false };
     const { usageCounters, reports, searches, idempotencyKeys } = this.stores;
     const at = input.now.toISOString();
+    const { principal } = input;
+    const counter = { accountId: input.accountId, periodStart: input.periodStart };
+
+    const [token] = yield { query: this.recheck.liveToken, params: { tokenId: principal.tokenId, at } };
+    if (token === undefined) return { kind: 'principal_changed' };
+    const [subscription] = yield { query: this.recheck.subscriptionInForce, params: { accountId: principal.accountId, at } };
+    if (!principalHolds(principal, true, subscription as SubscriptionInForceRow | undefined)) return { kind: 'principal_changed' };
+
     const key = input.idempotencyKey === null ? null : input.sandbox ? SANDBOX_KEY_PREFIX + input.idempotencyKey : input.idempotencyKey;
-    if (!(await this.recheck.holds(trx, input.principal, at))) return { kind: 'principal_changed' };
+    /** The answer an earlier search with this key gives: a replay of it, or a conflict; null when there is none. */
+    const earlier = function* (keyName: string): Generator<Step, CommitResult | null, unknown[]> {
+      const [row] = yield { query: idempotencyKeys.earlierKey, params: { accountId: input.accountId, key: keyName } };
+      if (row === undefined) return null;
+      const found = earlierSearchOf(row as EarlierKeyRow, input.subject, input.now);
+      if (found === 'expired') {
+        yield { query: idempotencyKeys.deleteKey, params: { accountId: input.accountId, key: keyName } };
+        return null;
+      }
+      if (found.kind === 'conflict') return { kind: 'idempotency_conflict', originalVin: found.originalVin };
+      const [used] = yield { query: usageCounters.selectUsed, params: counter };
+      return { kind: 'replayed', used: usedOf(used), search: found.search };
+    };
     if (key !== null) {
-      const earlier = await this.earlierResult(trx, input, key);
-      if (earlier) return earlier;
+      const answer = yield* earlier(key);
+      if (answer) return answer;
     }
 
-    const used = input.sandbox ? await usageCounters.usedInPeriod(input.accountId, input.periodStart, trx) : await usageCounters.countOne(trx, input);
+    let used: number | null;
+    if (input.sandbox) used = usedOf((yield { query: usageCounters.selectUsed, params: counter })[0]);
+    else {
+      const [counted] = yield { query: usageCounters.count, params: { ...counter, quota: input.quota } };
+      used = counted === undefined ? null : Number((counted as { used: number }).used);
+      if (used !== null && used > input.quota) throw new Error('quota invariant broken: a first search counted past a quota below 1');
+    }
     if (used === null) {
       // On PostgreSQL a request with the same new key may have committed the last search of the
       // quota while this one waited for the counter's row lock; its result is the answer to a
       // repeat, not a refusal. This statement sees that commit (READ COMMITTED).
       if (key !== null) {
-        const earlier = await this.earlierResult(trx, input, key);
-        if (earlier) return earlier;
+        const answer = yield* earlier(key);
+        if (answer) return answer;
       }
-      return { kind: 'quota_exceeded', used: await usageCounters.usedInPeriod(input.accountId, input.periodStart, trx) };
+      return { kind: 'quota_exceeded', used: usedOf((yield { query: usageCounters.selectUsed, params: counter })[0]) };
     }
 
     const reportId = input.lots.length > 0 ? newReportId() : null;
     if (reportId !== null) {
-      await reports.insert(trx, { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: JSON.stringify(input.lots), sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId });
+      yield {
+        query: reports.insertReport,
+        params: { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: JSON.stringify(input.lots), sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId },
+      };
     }
     const search: SearchRow = {
       id: newId('srch'),
@@ -117,9 +161,9 @@ export class SearchUnit {
       period_start: input.periodStart,
       sandbox: input.sandbox ? 1 : 0,
     };
-    await searches.insert(trx, search);
+    yield { query: searches.insertSearch, params: search };
     if (key !== null) {
-      await idempotencyKeys.insert(trx, { accountId: input.accountId, key, vin: input.subject, searchId: search.id, at });
+      yield { query: idempotencyKeys.insertKey, params: { accountId: input.accountId, key, vin: input.subject, searchId: search.id, at } };
     }
     return {
       kind: 'committed',
@@ -127,12 +171,6 @@ export class SearchUnit {
       search: { searchId: search.id, reportId, vin: input.vin, createdAt: at, lots: input.lots },
     };
   }
-
-  /** The answer an earlier search with this Idempotency-Key gives: a replay of it, or a conflict. */
-  private async earlierResult(trx: Transaction<Database>, input: SearchToCommit & { subject: string }, key: string): Promise<CommitResult | null> {
-    const earlier = await this.stores.idempotencyKeys.earlier(trx, input, key);
-    if (earlier === null) return null;
-    if (earlier.kind === 'conflict') return { kind: 'idempotency_conflict', originalVin: earlier.originalVin };
-    return { kind: 'replayed', used: await this.stores.usageCounters.usedInPeriod(input.accountId, input.periodStart, trx), search: earlier.search };
-  }
 }
+
+const usedOf = (row: unknown): number => (row === undefined ? 0 : Number((row as { used: number }).used));

@@ -1,7 +1,5 @@
-import type { Kysely } from 'kysely';
 import { PreparedQuery } from '../prepared-query.ts';
 import type { Db } from '../database.ts';
-import type { Database } from '../schema.ts';
 import type { CommittedSearch } from '../../domain/search.ts';
 
 /** How long a repeat with the same Idempotency-Key replays the first search. */
@@ -20,48 +18,63 @@ export type NewIdempotencyKey = {
 export type EarlierSearch = { kind: 'replay'; search: CommittedSearch } | { kind: 'conflict'; originalVin: string };
 
 /** The Idempotency-Keys of the last 24 hours, per account, each naming the search it answered. */
+/** The row an earlier search's key leaves: the key's subject and age, and what the search answered. */
+export interface EarlierKeyRow {
+  vin: string;
+  keyCreatedAt: string;
+  id: string;
+  searchVin: string;
+  report_id: string | null;
+  created_at: string;
+  lots: string | null;
+}
+
+/**
+ * What an earlier key's row answers for a search at `now` asking for `subject`: a replay, a
+ * conflict, or `expired` (older than the window: the row is to be deleted and the key is free).
+ */
+export function earlierSearchOf(row: EarlierKeyRow, subject: string, now: Date): EarlierSearch | 'expired' {
+  if (Date.parse(row.keyCreatedAt) <= now.getTime() - IDEMPOTENCY_WINDOW_MS) return 'expired';
+  if (row.vin !== subject) return { kind: 'conflict', originalVin: row.vin };
+  return {
+    kind: 'replay',
+    search: {
+      searchId: row.id,
+      reportId: row.report_id,
+      // The key's subject is what was asked (a VIN, or a lot); the search's VIN is what it answered.
+      vin: row.searchVin,
+      createdAt: row.created_at,
+      lots: row.lots ? JSON.parse(row.lots) : [],
+    },
+  };
+}
+
+/**
+ * The Idempotency-Keys of the last 24 hours, per account, each naming the search it answered. The
+ * search commit runs the statements below, on either driver.
+ */
 export class IdempotencyKeysRepository {
-  private readonly insertKey: PreparedQuery<NewIdempotencyKey, unknown>;
+  readonly insertKey: PreparedQuery<NewIdempotencyKey, unknown>;
+  readonly earlierKey: PreparedQuery<{ accountId: string; key: string }, EarlierKeyRow>;
+  readonly deleteKey: PreparedQuery<{ accountId: string; key: string }, unknown>;
 
   constructor(private readonly db: Db) {
     const k = db.kysely;
     this.insertKey = new PreparedQuery(k, ['accountId', 'key', 'vin', 'searchId', 'at'], (p) =>
       k.insertInto('idempotency_keys').values({ account_id: p.accountId, key: p.key, vin: p.vin, search_id: p.searchId, created_at: p.at }),
     );
-  }
-
-  /** The earlier search this key names, if any. A key older than the window is deleted and no longer answers. */
-  async earlier(trx: Kysely<Database>, search: { accountId: string; subject: string; now: Date }, key: string): Promise<EarlierSearch | null> {
-    const previous = await trx
-      .selectFrom('idempotency_keys as k')
-      .innerJoin('searches as s', 's.id', 'k.search_id')
-      .leftJoin('reports as r', 'r.id', 's.report_id')
-      .select(['k.vin', 'k.created_at as keyCreatedAt', 's.id', 's.vin as searchVin', 's.report_id', 's.created_at', 'r.lots'])
-      .where('k.account_id', '=', search.accountId)
-      .where('k.key', '=', key)
-      .executeTakeFirst();
-    if (!previous) return null;
-    const fresh = Date.parse(previous.keyCreatedAt) > search.now.getTime() - IDEMPOTENCY_WINDOW_MS;
-    if (!fresh) {
-      await trx.deleteFrom('idempotency_keys').where('account_id', '=', search.accountId).where('key', '=', key).execute();
-      return null;
-    }
-    if (previous.vin !== search.subject) return { kind: 'conflict', originalVin: previous.vin };
-    return {
-      kind: 'replay',
-      search: {
-        searchId: previous.id,
-        reportId: previous.report_id,
-        // The key's subject is what was asked (a VIN, or a lot); the search's VIN is what it answered.
-        vin: previous.searchVin,
-        createdAt: previous.created_at,
-        lots: previous.lots ? JSON.parse(previous.lots) : [],
-      },
-    };
-  }
-
-  insert(trx: Kysely<Database>, key: NewIdempotencyKey): Promise<unknown> {
-    return this.insertKey.execute(trx, key);
+    this.earlierKey = new PreparedQuery(k, ['accountId', 'key'], (p) =>
+      k
+        .selectFrom('idempotency_keys as k')
+        .innerJoin('searches as s', 's.id', 'k.search_id')
+        .leftJoin('reports as r', 'r.id', 's.report_id')
+        .select(['k.vin', 'k.created_at as keyCreatedAt', 's.id', 's.vin as searchVin', 's.report_id', 's.created_at', 'r.lots'])
+        .where('k.account_id', '=', p.accountId)
+        .where('k.key', '=', p.key),
+    );
+    this.deleteKey = new PreparedQuery(k, ['accountId', 'key'], (p) =>
+      k.deleteFrom('idempotency_keys').where('account_id', '=', p.accountId).where('key', '=', p.key),
+    );
   }
 
   /** Keys live 24 hours; older ones are only dead weight. */

@@ -18,17 +18,14 @@ export type NewReport = {
 };
 
 export class ReportsRepository {
-  private readonly insertReport: PreparedQuery<NewReport, unknown>;
+  /** Run by the search commit, on either driver. */
+  readonly insertReport: PreparedQuery<NewReport, unknown>;
 
   constructor(private readonly db: Db) {
     const k = db.kysely;
     this.insertReport = new PreparedQuery(k, ['id', 'accountId', 'vin', 'at', 'lots', 'sandbox', 'tokenId'], (p) =>
       k.insertInto('reports').values({ id: p.id, account_id: p.accountId, vin: p.vin, created_at: p.at, lots: p.lots, sandbox: p.sandbox, token_id: p.tokenId }),
     );
-  }
-
-  insert(trx: Kysely<Database>, report: NewReport): Promise<unknown> {
-    return this.insertReport.execute(trx, report);
   }
 
   async findById(id: string): Promise<StoredReport | undefined> {

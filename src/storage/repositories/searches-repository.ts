@@ -6,16 +6,13 @@ import type { AccountSearch } from '../../domain/search.ts';
 
 /** The ledger of counted searches: one record per search, found or not, and the history pages read from it. */
 export class SearchesRepository {
-  private readonly insertSearch: PreparedQuery<Record<keyof SearchRow, unknown>, unknown>;
+  /** Run by the search commit, on either driver. */
+  readonly insertSearch: PreparedQuery<Record<keyof SearchRow, unknown>, unknown>;
 
   constructor(private readonly db: Db) {
     const k = db.kysely;
     const searchColumns = ['id', 'account_id', 'token_id', 'vin', 'created_at', 'outcome', 'report_id', 'period_start', 'sandbox'] as const;
     this.insertSearch = new PreparedQuery(k, searchColumns, (p) => k.insertInto('searches').values(p as SearchRow));
-  }
-
-  insert(trx: Kysely<Database>, search: SearchRow): Promise<unknown> {
-    return this.insertSearch.execute(trx, search);
   }
 
   /** Counted searches only: a sandbox token's are recorded but never counted. */

@@ -13,8 +13,9 @@ export type CounterKey = {
 
 /** Searches counted per account and billing period: the monthly quota's one source of truth. */
 export class UsageCountersRepository {
-  private readonly count: PreparedQuery<CounterKey, { used: number }>;
-  private readonly selectUsed: PreparedQuery<{ accountId: string; periodStart: string }, { used: number }>;
+  /** Checks and counts one search (the search commit runs it, on either driver): a row while the quota has room. */
+  readonly count: PreparedQuery<CounterKey, { used: number }>;
+  readonly selectUsed: PreparedQuery<{ accountId: string; periodStart: string }, { used: number }>;
 
   constructor(private readonly db: Db) {
     const k = db.kysely;
@@ -35,14 +36,6 @@ export class UsageCountersRepository {
     this.selectUsed = new PreparedQuery(k, ['accountId', 'periodStart'], (p) =>
       k.selectFrom('usage_counters').select('used').where('account_id', '=', p.accountId).where('period_start', '=', p.periodStart),
     );
-  }
-
-  /** Counts one search while the quota has room: the new count, or null when the quota is used up. */
-  async countOne(trx: Kysely<Database>, key: CounterKey): Promise<number | null> {
-    const [counted] = await this.count.execute(trx, key);
-    if (!counted) return null;
-    if (counted.used > key.quota) throw new Error('quota invariant broken: a first search counted past a quota below 1');
-    return Number(counted.used);
   }
 
   /** Searches counted in the billing period that starts at periodStart. */
