@@ -1,14 +1,32 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomFillSync, randomUUID } from 'node:crypto';
 
 /** Prefixed ids tell at a glance what a value is (acct_, tok_, sub_, srch_) in logs and support mail. */
 export type IdPrefix = 'acct' | 'tok' | 'sub' | 'srch' | 'inv' | 'optok' | 'att' | 'mail' | 'wch' | 'evt' | 'watt' | 'brd';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
+/**
+ * Random bytes drawn from a pool filled 4 KiB at a time: one call into the CSPRNG per 256 ids
+ * instead of one per id (it showed at 1-2% of a search's CPU). The bytes are as random either way.
+ */
+const POOL_SIZE = 4096;
+const pool = Buffer.allocUnsafe(POOL_SIZE);
+let poolOffset = POOL_SIZE;
+
 /** `length` random characters of `alphabet` (slightly biased unless its size divides 256: fine for ids). */
 export function randomChars(alphabet: string, length: number): string {
+  if (length > POOL_SIZE) {
+    let out = '';
+    for (const byte of randomBytes(length)) out += alphabet[byte % alphabet.length];
+    return out;
+  }
+  if (poolOffset + length > POOL_SIZE) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
   let out = '';
-  for (const byte of randomBytes(length)) out += alphabet[byte % alphabet.length];
+  for (let i = poolOffset, end = poolOffset + length; i < end; i++) out += alphabet[pool[i]! % alphabet.length];
+  poolOffset += length;
   return out;
 }
 

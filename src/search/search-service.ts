@@ -75,8 +75,13 @@ export class SearchService {
   private readonly now: () => Date;
   private auctions: { list: string[]; readAt: number } | null = null;
 
+  /** The searches metric's three series, bound once (prom-client hashes a label set on every inc). */
+  private readonly counted: Record<'found' | 'not_found' | 'replayed', { inc(): void }>;
+
   constructor(private readonly options: SearchServiceOptions) {
     this.now = options.now ?? (() => new Date());
+    const { searches } = options.metrics;
+    this.counted = { found: searches.labels({ outcome: 'found' }), not_found: searches.labels({ outcome: 'not_found' }), replayed: searches.labels({ outcome: 'replayed' }) };
   }
 
   /** A search by VIN (POST or GET /api/v1/search). */
@@ -202,7 +207,7 @@ export class SearchService {
     const replayed = result.kind === 'replayed';
     const { search } = result;
     // The metric counts what the quota counts: a sandbox search is not one of them.
-    if (!sandbox) this.options.metrics.searches.inc({ outcome: replayed ? 'replayed' : search.reportId !== null ? 'found' : 'not_found' });
+    if (!sandbox) this.counted[replayed ? 'replayed' : search.reportId !== null ? 'found' : 'not_found'].inc();
     if (search.reportId === null) return { kind: 'not_found', vin: search.vin, lot, replayed, limits };
     return {
       kind: 'found',
@@ -213,7 +218,8 @@ export class SearchService {
         vin: search.vin,
         origin_timestamp: search.createdAt,
         lots: search.lots,
-        report_url: `${principal.reportBaseUrl ?? this.options.publicBaseUrl}/report/${search.reportId}`,
+        // The brand's address as the commit read it: a cached principal's may be a minute old.
+        report_url: `${result.reportBaseUrl ?? this.options.publicBaseUrl}/report/${search.reportId}`,
       },
     };
   }

@@ -3,6 +3,19 @@ import type { TokenPrincipal } from '../domain/principal.ts';
 import { PreparedQuery } from './prepared-query.ts';
 import type { Database } from './schema.ts';
 
+/** A live token's row as the re-check reads it. */
+export interface LiveTokenRow {
+  id: string;
+  tokenBrandId: string | null;
+  tokenBrandBaseUrl: string | null;
+  defaultBrandBaseUrl: string | null;
+}
+
+/** The report address a token's reports use: its own brand's (which decides entirely, even with none), else the account's default brand's; null for ours. */
+export function reportBaseUrlOf(row: LiveTokenRow): string | null {
+  return row.tokenBrandId !== null ? row.tokenBrandBaseUrl : row.defaultBrandBaseUrl;
+}
+
 /** The subscription in force for an account at a moment, as a search relies on it. */
 export interface SubscriptionInForceRow {
   id: string;
@@ -20,17 +33,21 @@ export interface SubscriptionInForceRow {
  * search commit runs them its own way (SQLite synchronously on the driver).
  */
 export class PrincipalRecheck {
-  readonly liveToken: PreparedQuery<{ tokenId: string; at: string }, { id: string }>;
+  readonly liveToken: PreparedQuery<{ tokenId: string; at: string }, LiveTokenRow>;
   readonly subscriptionInForce: PreparedQuery<{ accountId: string; at: string }, SubscriptionInForceRow>;
 
   constructor(k: Kysely<Database>) {
+    // With the token, the report address its brand gives now (the token's own brand, else the
+    // account's default): report_url follows a brand change at once, cached principal or not.
     this.liveToken = new PreparedQuery(k, ['tokenId', 'at'], (p) =>
       k
-        .selectFrom('api_tokens')
-        .select('id')
-        .where('id', '=', p.tokenId)
-        .where('revoked_at', 'is', null)
-        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', p.at)])),
+        .selectFrom('api_tokens as t')
+        .leftJoin('brands as tb', (join) => join.onRef('tb.id', '=', 't.brand_id').onRef('tb.account_id', '=', 't.account_id'))
+        .leftJoin('brands as db', (join) => join.onRef('db.account_id', '=', 't.account_id').on('db.is_default', '=', 1))
+        .select(['t.id as id', 'tb.id as tokenBrandId', 'tb.report_base_url as tokenBrandBaseUrl', 'db.report_base_url as defaultBrandBaseUrl'])
+        .where('t.id', '=', p.tokenId)
+        .where('t.revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', p.at)])),
     );
     // The same choice as the token lookup's (tokens-repository.ts): the newest active one started by `at`.
     this.subscriptionInForce = new PreparedQuery(k, ['accountId', 'at'], (p) =>

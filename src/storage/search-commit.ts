@@ -9,7 +9,7 @@ import { newId, newReportId } from '../domain/ids.ts';
 import type { Lot } from '../domain/lot.ts';
 import type { CommittedSearch } from '../domain/search.ts';
 import type { TokenPrincipal } from '../domain/principal.ts';
-import { PrincipalRecheck, principalHolds, type SubscriptionInForceRow } from './principal-recheck.ts';
+import { PrincipalRecheck, principalHolds, reportBaseUrlOf, type LiveTokenRow, type SubscriptionInForceRow } from './principal-recheck.ts';
 import type { PreparedQuery } from './prepared-query.ts';
 import { earlierSearchOf, type EarlierKeyRow } from './repositories/idempotency-keys-repository.ts';
 
@@ -43,8 +43,9 @@ export interface SearchToCommit {
 const SANDBOX_KEY_PREFIX = 'test ';
 
 export type CommitResult =
-  | { kind: 'committed'; search: CommittedSearch; used: number }
-  | { kind: 'replayed'; search: CommittedSearch; used: number }
+  /** `reportBaseUrl`: the report address of the token's brand as the commit read it (null: ours). */
+  | { kind: 'committed'; search: CommittedSearch; used: number; reportBaseUrl: string | null }
+  | { kind: 'replayed'; search: CommittedSearch; used: number; reportBaseUrl: string | null }
   | { kind: 'quota_exceeded'; used: number }
   | { kind: 'idempotency_conflict'; originalVin: string }
   /** The token or subscription the search relied on changed (revoked, cancelled, another plan): nothing was written. */
@@ -103,6 +104,7 @@ export class SearchUnit {
 
     const [token] = yield { query: this.recheck.liveToken, params: { tokenId: principal.tokenId, at } };
     if (token === undefined) return { kind: 'principal_changed' };
+    const reportBaseUrl = reportBaseUrlOf(token as LiveTokenRow);
     const [subscription] = yield { query: this.recheck.subscriptionInForce, params: { accountId: principal.accountId, at } };
     if (!principalHolds(principal, true, subscription as SubscriptionInForceRow | undefined)) return { kind: 'principal_changed' };
 
@@ -118,7 +120,7 @@ export class SearchUnit {
       }
       if (found.kind === 'conflict') return { kind: 'idempotency_conflict', originalVin: found.originalVin };
       const [used] = yield { query: usageCounters.selectUsed, params: counter };
-      return { kind: 'replayed', used: usedOf(used), search: found.search };
+      return { kind: 'replayed', used: usedOf(used), search: found.search, reportBaseUrl };
     };
     if (key !== null) {
       const answer = yield* earlier(key);
@@ -168,6 +170,7 @@ export class SearchUnit {
     return {
       kind: 'committed',
       used,
+      reportBaseUrl,
       search: { searchId: search.id, reportId, vin: input.vin, createdAt: at, lots: input.lots },
     };
   }

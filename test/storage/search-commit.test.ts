@@ -110,6 +110,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     expect(result).toEqual({
       kind: 'committed',
       used: 1,
+      reportBaseUrl: null,
       search: { searchId: expect.stringMatching(/^srch_/), reportId: null, vin, createdAt: NOW.toISOString(), lots: [] },
     });
     const [record] = await t.repos.searches.listForAccount(customer.accountId);
@@ -171,7 +172,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
 
     // Later lots must not leak into the replay: it is the original report.
     const replay = await commit(customer, { vin, lots: lotsFor(vin, 5), idempotencyKey: 'order-42', now: new Date(NOW.getTime() + DAY - 1) });
-    expect(replay).toEqual({ kind: 'replayed', used: 2, search: first.search });
+    expect(replay).toEqual({ kind: 'replayed', used: 2, reportBaseUrl: null, search: first.search });
     expect(await ledger(customer)).toEqual({ searches: 2, reports: 1, used: 2, keys: ['order-42'] });
   });
 
@@ -190,7 +191,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     const vin = randomVin();
     const first = await commit(customer, { vin, idempotencyKey: 'nf' });
     const replay = await commit(customer, { vin, idempotencyKey: 'nf', lots: lotsFor(vin) });
-    expect(replay).toEqual({ kind: 'replayed', used: 1, search: (first as { search: unknown }).search });
+    expect(replay).toEqual({ kind: 'replayed', used: 1, reportBaseUrl: null, search: (first as { search: unknown }).search });
     expect((replay as { search: { reportId: unknown } }).search.reportId).toBeNull();
   });
 
@@ -207,7 +208,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     expect(second.search.createdAt).toBe(later.toISOString());
 
     const third = await commit(customer, { vin, idempotencyKey: 'daily', now: new Date(later.getTime() + HOUR) });
-    expect(third).toEqual({ kind: 'replayed', used: 2, search: second.search });
+    expect(third).toEqual({ kind: 'replayed', used: 2, reportBaseUrl: null, search: second.search });
     expect(await ledger(customer)).toEqual({ searches: 2, reports: 2, used: 2, keys: ['daily'] });
   });
 
@@ -280,6 +281,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     expect(await commit(customer, { vin: vinNew, now: at, idempotencyKey: 'new' })).toEqual({
       kind: 'replayed',
       used: 2,
+      reportBaseUrl: null,
       search: (kept as { search: unknown }).search,
     });
     expect(await t.repos.idempotencyKeys.deleteExpired(at)).toBe(0);

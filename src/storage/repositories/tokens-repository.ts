@@ -4,6 +4,7 @@ import type { ApiTokenRow, Database } from '../schema.ts';
 import { generateApiToken, hashApiToken, type ApiToken, type ApiTokenKind } from '../../domain/api-token.ts';
 import { newId } from '../../domain/ids.ts';
 import { PreparedQuery } from '../prepared-query.ts';
+import { reportBaseUrlOf } from '../principal-recheck.ts';
 import { revokeLiveToken } from './revoke-token.ts';
 import type { TokenPrincipal } from '../../domain/principal.ts';
 
@@ -214,8 +215,7 @@ function principalFromRow(row: PrincipalRow): TokenPrincipal {
     accountId: row.accountId,
     lastUsedAt: row.lastUsedAt,
     sandbox: row.sandbox === 1,
-    // A token's own brand decides entirely, even without a base URL of its own (then ours).
-    reportBaseUrl: row.tokenBrandId !== null ? row.tokenBrandBaseUrl : row.defaultBrandBaseUrl,
+    reportBaseUrl: reportBaseUrlOf({ id: row.tokenId, ...row }),
     subscription: hasSubscription
       ? {
           id: row.subscriptionId!,
