@@ -1,4 +1,6 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import type { Db } from './database.ts';
+import { runDirect } from './dialects/sqlite/direct-statements.ts';
 
 type Placeholders<P> = { readonly [K in keyof P]: P[K] };
 
@@ -32,6 +34,22 @@ export class PreparedQuery<P extends Record<string, unknown>, Row> {
   /** The parameter list for `sql`, in its order. */
   parameters(params: P): unknown[] {
     return this.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
+  }
+
+  /**
+   * Runs on the database outside any transaction. On SQLite, when no transaction is open on the
+   * connection (which would make the statement see its uncommitted rows), it runs on the driver
+   * directly (dialects/sqlite/direct-statements.ts); otherwise through Kysely, which waits for it.
+   */
+  run(db: Db, params: P): Promise<Row[]> {
+    if (db.sqlite !== null && !db.sqlite.inTransaction) {
+      try {
+        return Promise.resolve(runDirect(db.sqlite, this.sql, this.parameters(params)) as Row[]);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.execute(db.kysely, params);
   }
 
   /** Runs on the database or inside a transaction (a Transaction is a Kysely too). */

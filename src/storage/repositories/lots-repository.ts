@@ -49,7 +49,7 @@ export class LotsRepository {
 
   /** The VIN of one lot, or null when the lot is not known. One probe of the primary key (auction, lot_id). */
   async vinOfLotId(auction: string, lotId: number): Promise<string | null> {
-    const [row] = await this.vinOfLot.execute(this.db.kysely, { auction, lotId });
+    const [row] = await this.vinOfLot.run(this.db, { auction, lotId });
     return row?.vin ?? null;
   }
 
@@ -71,7 +71,7 @@ export class LotsRepository {
 
   /** Every lot of a vehicle, newest sale first. One probe of lots_vin_idx. */
   async findByVin(vin: string): Promise<Lot[]> {
-    const rows = await this.byVin.execute(this.db.kysely, { vin });
+    const rows = await this.byVin.run(this.db, { vin });
     return rows.map(lotFromRow).sort(compareLotsNewestFirst);
   }
 

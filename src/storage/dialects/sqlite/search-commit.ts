@@ -1,8 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Db } from '../../database.ts';
-import type { PreparedQuery } from '../../prepared-query.ts';
 import type { Database } from '../../schema.ts';
+import { runDirect } from './direct-statements.ts';
 import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit, type Step } from '../../search-commit.ts';
 
 /** The most searches one transaction takes: bounds how long one commit holds the writer and the event loop. */
@@ -32,7 +32,6 @@ export class SqliteSearchCommit implements SearchCommit {
   private readonly unit: SearchUnit;
   private readonly raw: BetterSqlite3.Database;
   private readonly kysely: Kysely<Database>;
-  private readonly statements = new Map<PreparedQuery<any, any>, BetterSqlite3.Statement>();
   private readonly runBatch: (batch: Pending[]) => Outcome[];
   private readonly runUnit: (input: SearchToCommit) => CommitResult;
   private pending: Pending[] = [];
@@ -113,14 +112,6 @@ export class SqliteSearchCommit implements SearchCommit {
   }
 
   private execute(step: Step): unknown[] {
-    let statement = this.statements.get(step.query);
-    if (statement === undefined) {
-      statement = this.raw.prepare(step.query.sql);
-      this.statements.set(step.query, statement);
-    }
-    const parameters = step.query.parameters(step.params);
-    if (statement.reader) return statement.all(parameters);
-    statement.run(parameters);
-    return [];
+    return runDirect(this.raw, step.query.sql, step.query.parameters(step.params));
   }
 }
