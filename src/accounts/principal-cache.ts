@@ -14,7 +14,9 @@ interface Entry {
  * The search path's principals, by the hash of their token (never the secret itself). Reusing
  * one is safe only because every search's commit re-checks the token row and the subscription in
  * force (storage/principal-recheck.ts); an entry the commit found stale is replaced at once.
- * Unknown tokens are never cached: a 401 always reads the database.
+ * Unknown tokens are never cached: a 401 always reads the database. Nor is a principal that cannot
+ * search (no plan in force, not a sandbox token): its 402 is decided before any commit, so a cached
+ * one would keep refusing for a minute an account that has just bought a plan.
  */
 export class PrincipalCache {
   private readonly byHash = new Map<string, Entry>();
@@ -38,6 +40,10 @@ export class PrincipalCache {
 
   set(hash: string, principal: TokenPrincipal): void {
     this.byHash.delete(hash);
+    if (!canSearch(principal)) {
+      this.delete(hash, principal.tokenId);
+      return;
+    }
     if (this.byHash.size >= this.maxEntries) {
       const [oldestHash, oldest] = this.byHash.entries().next().value as [string, Entry];
       this.delete(oldestHash, oldest.principal.tokenId);
@@ -46,12 +52,12 @@ export class PrincipalCache {
     this.hashOfToken.set(principal.tokenId, hash);
   }
 
-  /** Replaces the token's entry with what was read afresh, or drops it (null: no longer live). */
+  /** Replaces the token's entry with what was read afresh, or drops it (null: no longer live; or it cannot search). */
   replace(tokenId: string, principal: TokenPrincipal | null): void {
     const hash = this.hashOfToken.get(tokenId);
     if (hash === undefined) return;
     if (principal === null) this.delete(hash, tokenId);
-    else this.byHash.set(hash, { principal, storedAt: this.clock() });
+    else this.set(hash, principal);
   }
 
   /** Keeps the cached last-use time current, so that the minute's touch is not repeated per search. */
@@ -69,4 +75,9 @@ export class PrincipalCache {
     this.byHash.delete(hash);
     if (this.hashOfToken.get(tokenId) === hash) this.hashOfToken.delete(tokenId);
   }
+}
+
+/** What the search path's authentication lets through (http/plugins/authentication.ts): a plan in force, or a sandbox token. */
+function canSearch(principal: TokenPrincipal): boolean {
+  return principal.subscription !== null || principal.sandbox;
 }

@@ -11,6 +11,15 @@ declare module 'fastify' {
     principal: SearchPrincipal | null;
     /** Set by `authenticateAccount`: the token's account, whether or not it has a plan in force. */
     tokenPrincipal: TokenPrincipal | null;
+    /** Set by `authenticateSearch`: `principal` may come from this process's cache. */
+    principalFromCache: boolean;
+    /**
+     * For a principal that may come from the cache: what reading it afresh refuses (401, 402), else
+     * null. The error handler asks it before answering a refusal the search service never saw (a
+     * body that cannot be read, a field missing): nothing re-checks those, and the token and the
+     * subscription come first in the contract's order of checks.
+     */
+    staleSearchPrincipalRefusal: () => Promise<ApiError | null>;
   }
   interface FastifyInstance {
     /** onRequest hook: a live API token of an account with a subscription in force, or a sandbox token; else 401/402. */
@@ -48,7 +57,15 @@ export default fp(
   async (app) => {
     app.decorateRequest('principal', null);
     app.decorateRequest('tokenPrincipal', null);
+    app.decorateRequest('principalFromCache', false);
     const { apiTokens } = app.services;
+    app.decorateRequest('staleSearchPrincipalRefusal', async function (this: FastifyRequest): Promise<ApiError | null> {
+      if (!this.principalFromCache || this.principal === null) return null;
+      const fresh = await apiTokens.reload(this.principal);
+      if (fresh === null) return invalidTokenError();
+      if (fresh.subscription === null && !fresh.sandbox) return subscriptionRequiredError();
+      return null;
+    });
     /** `cached`: the search path's principal cache, which every search's commit re-checks. */
     const principalOf = async (request: FastifyRequest, cached: boolean): Promise<TokenPrincipal> => {
       const header = request.headers.authorization;
@@ -67,6 +84,7 @@ export default fp(
       // A sandbox token may be used before a plan is bought: it searches only the test catalogue.
       if (principal.subscription === null && !principal.sandbox) throw subscriptionRequiredError();
       request.principal = principal as SearchPrincipal;
+      request.principalFromCache = cached;
     };
     app.decorate('authenticateCustomer', customer(false));
     app.decorate('authenticateSearch', customer(true));

@@ -37,12 +37,26 @@ function sendError(reply: FastifyReply, status: number, message: string, errors?
 }
 
 /**
+ * A search route's principal may come from this process's cache (plugins/authentication.ts). A
+ * client error decided outside the search service (a body that cannot be read or is too large, a
+ * field missing) is answered only once the principal is read afresh: a revoked token or an ended
+ * subscription still answers 401 or 402 first. When that read fails, the original error stands.
+ */
+async function principalRefusalFirst(error: FastifyError | ApiError, request: FastifyRequest): Promise<FastifyError | ApiError> {
+  if (error instanceof ApiError || !request.principalFromCache) return error;
+  const clientError = error.validation !== undefined || (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500);
+  if (!clientError) return error;
+  return (await request.staleSearchPrincipalRefusal().catch(() => null)) ?? error;
+}
+
+/**
  * Every error leaves as `{ message }` JSON with the status of the closed set in errors.ts. Faults
  * of the service (5xx) are logged with the request id and answered without internals.
  */
 export default fp(
   async (app) => {
-    app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+    app.setErrorHandler(async (thrown: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+      const error = await principalRefusalFirst(thrown, request);
       if (error instanceof ApiError) {
         if (error.options.headers) reply.headers(error.options.headers);
         return sendError(reply, error.statusCode, error.message, error.options.errors);
