@@ -59,3 +59,19 @@ export class PreparedQuery<P extends Record<string, unknown>, Row> {
     return result.rows;
   }
 }
+
+/** One statement of a unit of work written as a generator, and its parameters; the runner answers its rows. */
+export interface Step {
+  query: PreparedQuery<any, any>;
+  params: Record<string, unknown>;
+}
+
+/**
+ * Runs a unit of work written as a generator of steps through Kysely, awaiting each statement
+ * (PostgreSQL, or any transaction). SQLite's search commit runs the same generators synchronously.
+ */
+export async function runSteps<R>(db: Kysely<any>, steps: Generator<Step, R, unknown[]>): Promise<R> {
+  let next = steps.next();
+  while (!next.done) next = steps.next(await next.value.query.execute(db, next.value.params));
+  return next.value;
+}

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { TokenPrincipal } from '../domain/principal.ts';
-import { PreparedQuery } from './prepared-query.ts';
+import { PreparedQuery, runSteps, type Step } from './prepared-query.ts';
 import type { Database } from './schema.ts';
 
 /** A live token's row as the re-check reads it. */
@@ -60,8 +60,25 @@ export class PrincipalRecheck {
         .where('s.started_at', '<=', p.at)
         .where((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', p.at)]))
         .orderBy('s.started_at', 'desc')
+        .orderBy('s.id', 'desc')
         .limit(1),
     );
+  }
+
+  /**
+   * The re-check as steps of a unit of work (prepared-query.ts): whether the principal still
+   * holds, and the report address its token's brand gives now.
+   */
+  *steps(principal: TokenPrincipal, at: string): Generator<Step, { holds: boolean; reportBaseUrl: string | null }, unknown[]> {
+    const [token] = yield { query: this.liveToken, params: { tokenId: principal.tokenId, at } };
+    if (token === undefined) return { holds: false, reportBaseUrl: null };
+    const [subscription] = yield { query: this.subscriptionInForce, params: { accountId: principal.accountId, at } };
+    return { holds: principalHolds(principal, true, subscription as SubscriptionInForceRow | undefined), reportBaseUrl: reportBaseUrlOf(token as LiveTokenRow) };
+  }
+
+  /** Runs the re-check in the given transaction (or on the database). */
+  async holds(db: Kysely<Database>, principal: TokenPrincipal, at: string): Promise<boolean> {
+    return (await runSteps(db, this.steps(principal, at))).holds;
   }
 }
 

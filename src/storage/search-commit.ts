@@ -9,8 +9,8 @@ import { newId, newReportId } from '../domain/ids.ts';
 import type { Lot } from '../domain/lot.ts';
 import type { CommittedSearch } from '../domain/search.ts';
 import type { TokenPrincipal } from '../domain/principal.ts';
-import { PrincipalRecheck, principalHolds, reportBaseUrlOf, type LiveTokenRow, type SubscriptionInForceRow } from './principal-recheck.ts';
-import type { PreparedQuery } from './prepared-query.ts';
+import { PrincipalRecheck } from './principal-recheck.ts';
+import { runSteps, type Step } from './prepared-query.ts';
 import { earlierSearchOf, type EarlierKeyRow } from './repositories/idempotency-keys-repository.ts';
 
 export interface SearchToCommit {
@@ -63,12 +63,6 @@ export interface SearchCommit {
   commit(input: SearchToCommit): Promise<CommitResult>;
 }
 
-/** One statement of a unit and its parameters; the runner answers its rows. */
-export interface Step {
-  query: PreparedQuery<any, any>;
-  params: Record<string, unknown>;
-}
-
 /**
  * One counted search's unit of work, as the statements it runs in order: the principal re-check,
  * the Idempotency-Key, the quota count, the report, the search record and the key, all of them or
@@ -88,11 +82,8 @@ export class SearchUnit {
   }
 
   /** Runs the unit in a Kysely transaction (PostgreSQL). */
-  async run(trx: Transaction<Database>, input: SearchToCommit): Promise<CommitResult> {
-    const steps = this.steps(input);
-    let next = steps.next();
-    while (!next.done) next = steps.next(await next.value.query.execute(trx, next.value.params));
-    return next.value;
+  run(trx: Transaction<Database>, input: SearchToCommit): Promise<CommitResult> {
+    return runSteps(trx, this.steps(input));
   }
 
   *steps(given: SearchToCommit): Generator<Step, CommitResult, unknown[]> {
@@ -102,11 +93,9 @@ export class SearchUnit {
     const { principal } = input;
     const counter = { accountId: input.accountId, periodStart: input.periodStart };
 
-    const [token] = yield { query: this.recheck.liveToken, params: { tokenId: principal.tokenId, at } };
-    if (token === undefined) return { kind: 'principal_changed' };
-    const reportBaseUrl = reportBaseUrlOf(token as LiveTokenRow);
-    const [subscription] = yield { query: this.recheck.subscriptionInForce, params: { accountId: principal.accountId, at } };
-    if (!principalHolds(principal, true, subscription as SubscriptionInForceRow | undefined)) return { kind: 'principal_changed' };
+    const checked = yield* this.recheck.steps(principal, at);
+    if (!checked.holds) return { kind: 'principal_changed' };
+    const { reportBaseUrl } = checked;
 
     const key = input.idempotencyKey === null ? null : input.sandbox ? SANDBOX_KEY_PREFIX + input.idempotencyKey : input.idempotencyKey;
     /** The answer an earlier search with this key gives: a replay of it, or a conflict; null when there is none. */

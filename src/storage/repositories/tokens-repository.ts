@@ -199,7 +199,9 @@ function principalQuery(k: Kysely<Database>, at: string) {
       .where('t.revoked_at', 'is', null)
       // A rotated token works until its grace period ends, checked in the same query.
       .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', at)]))
+      // The id breaks a tie between two started at the same instant, as the commit's re-check does.
       .orderBy('s.started_at', 'desc')
+      .orderBy('s.id', 'desc')
       .limit(1)
   );
 }

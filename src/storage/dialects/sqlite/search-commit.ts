@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { Database } from '../../schema.ts';
 import { runDirect } from './direct-statements.ts';
-import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit, type Step } from '../../search-commit.ts';
+import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit } from '../../search-commit.ts';
+import type { Step } from '../../prepared-query.ts';
 
 /** The most searches one transaction takes: bounds how long one commit holds the writer and the event loop. */
 const MAX_GROUP_COMMIT = 256;
