@@ -159,7 +159,7 @@ export function createContainer(options: ContainerOptions): Container {
     maxBytes: config.media.maxBytes,
   });
 
-  const apiTokens = new ApiTokenService(repos);
+  const apiTokens = new ApiTokenService(repos, metrics);
   const search = new SearchService({
     metrics,
     repos,

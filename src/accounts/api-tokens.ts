@@ -2,6 +2,7 @@ import { TOKEN_ROTATION_GRACE_MS, hashApiToken, isLiveToken, type ApiToken, type
 import type { TokenPrincipal } from '../domain/principal.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { PrincipalCache } from './principal-cache.ts';
+import type { Metrics } from '../observability/metrics.ts';
 
 /** Enough for any honest use; a bound keeps the table (and the tokens page) small. */
 export const MAX_LIVE_TOKENS = 25;
@@ -17,8 +18,14 @@ export type RotateTokenOutcome = { kind: 'rotated'; token: ApiToken; secret: str
  */
 export class ApiTokenService {
   private readonly principals = new PrincipalCache();
+  private readonly lookups: { cache: { inc(): void }; database: { inc(): void } } | null;
 
-  constructor(private readonly repos: Repositories) {}
+  constructor(
+    private readonly repos: Repositories,
+    metrics?: Metrics,
+  ) {
+    this.lookups = metrics ? { cache: metrics.principalLookups.labels({ source: 'cache' }), database: metrics.principalLookups.labels({ source: 'database' }) } : null;
+  }
 
   /** Who a request with this token acts for, or null for an unknown, revoked or expired token: read afresh. */
   authenticate(secret: string, now = new Date()): Promise<TokenPrincipal | null> {
@@ -33,7 +40,11 @@ export class ApiTokenService {
   async authenticateForSearch(secret: string, now = new Date()): Promise<TokenPrincipal | null> {
     const hash = hashApiToken(secret);
     const cached = this.principals.get(hash);
-    if (cached !== null) return cached;
+    if (cached !== null) {
+      this.lookups?.cache.inc();
+      return cached;
+    }
+    this.lookups?.database.inc();
     const principal = await this.repos.tokens.authenticateByHash(hash, now);
     if (principal !== null) this.principals.set(hash, principal);
     return principal;

@@ -54,6 +54,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly principalLookups = new Counter({
+    name: 'vinhistory_principal_lookups_total',
+    help: "Search requests' token lookups, by where the principal came from: this process's cache (re-checked in the commit) or the database.",
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
   readonly searches = new Counter({
     name: 'vinhistory_searches_total',
     help: 'Counted searches, by outcome (found, not_found, replayed).',
