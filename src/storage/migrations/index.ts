@@ -11,6 +11,7 @@ import * as sandboxTokens from './0009-sandbox-tokens.ts';
 import * as reportLanguages from './0010-report-languages.ts';
 import * as webJourney from './0011-web-journey.ts';
 import * as brands from './0012-brands.ts';
+import * as subscriptionInForceIndex from './0013-subscription-in-force-index.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0010-report-languages': reportLanguages,
   '0011-web-journey': webJourney,
   '0012-brands': brands,
+  '0013-subscription-in-force-index': subscriptionInForceIndex,
 };
