@@ -33,15 +33,15 @@ export interface BenchCustomer {
 }
 
 /** An account on a custom plan whose limits never bind (10^9 a month, 10^6 a second), with a token. */
-export async function createUnboundedCustomer(repos: Repositories): Promise<BenchCustomer> {
+export async function createUnboundedCustomer(repos: Repositories, tag = ''): Promise<BenchCustomer> {
   const plan = await repos.plans.create({
-    code: 'bench-unbounded',
+    code: `bench-unbounded${tag}`,
     name: 'Benchmark (limits that never bind)',
     monthlyQuota: 1_000_000_000,
     ratePerSecond: 1_000_000,
     monthlyPriceCents: 0,
   });
-  const account = await repos.accounts.create('bench@vinhistory.invalid');
+  const account = await repos.accounts.create(`bench${tag}@vinhistory.invalid`);
   await repos.subscriptions.create({ accountId: account.id, planCode: plan.code, billing: 'monthly', startedAt: new Date(Date.now() - 60_000) });
   const { row, token } = await repos.tokens.create(account.id, 'bench');
   return { accountId: account.id, tokenId: row.id, token };
