@@ -1,27 +1,156 @@
-import type { Kysely, Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+
+// Statements without parameters go by the simple query protocol, which takes several in one
+// round trip: the savepoint of the next unit is opened in the same trip that releases the last.
+const SAVEPOINT = CompiledQuery.raw('savepoint unit');
+const RELEASE_AND_SAVEPOINT = CompiledQuery.raw('release savepoint unit; savepoint unit');
+const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw('rollback to savepoint unit');
+
+export interface GroupCommitOptions<I> {
+  /**
+   * The most units in one transaction. Each unit that writes takes a subtransaction id, and past 64
+   * in one transaction PostgreSQL's per-backend cache of them overflows, which slows every other
+   * session's snapshots; a bound well below leaves room for the units run twice.
+   */
+  maxBatch: number;
+  /** The most transactions in flight at once, each on a pool connection of its own. */
+  maxInFlight: number;
+  /**
+   * The row a unit locks until its transaction ends (PostgreSQL: the account's usage counter). Units
+   * with the same lock key never run in two transactions of this process at once: the second would
+   * only wait for the first's COMMIT on a pool connection of its own. They go together in the next
+   * batch instead, while units of other keys run side by side.
+   */
+  lockKey: (input: I) => string;
+  /**
+   * The order of the units in a batch, which is the order in which they take their row locks.
+   * Every batch of every process taking them in one order is what keeps two batches from waiting
+   * on each other (a deadlock) when they lock rows of several accounts.
+   */
+  compare: (a: I, b: I) => number;
+  /** A unit that failed with this error runs once more: a second run answers it (a concurrent unit committed the same row first). */
+  retry: (input: I, error: unknown) => boolean;
+}
+
+interface Pending<I, R> {
+  input: I;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome<R> = { ok: true; result: R } | { ok: false; error: unknown };
 
 /**
- * PostgreSQL: each unit of work in a transaction of its own. Many connections commit side by
- * side, and row locks (not a single writer) order the units that touch the same rows. A unit that
- * failed on a unique violation, because a concurrent one committed the same row first, runs once
- * more when `retryOnUniqueViolation` says that a second run answers it.
+ * Group commit, for PostgreSQL: what one search costs is mostly its COMMIT (a WAL flush), so the
+ * units that arrive while transactions are in flight wait and commit together in the next one,
+ * each inside a savepoint of its own: every unit is still all-or-nothing, and a failing one takes
+ * no other with it. Answers are given only after the COMMIT; a failed COMMIT rejects the whole
+ * batch. Several batches run side by side on separate connections (PostgreSQL is not a single
+ * writer); with no concurrency a batch is one unit in a transaction of its own, with no added wait.
  */
-export class TransactionPerCommit<DB, I, R> {
+export class GroupCommit<DB, I, R> {
+  private pending: Pending<I, R>[] = [];
+  private inFlight = 0;
+  /** The lock keys of the units in the batches in flight. */
+  private readonly busy = new Set<string>();
+
   constructor(
     private readonly kysely: Kysely<DB>,
-    private readonly isUniqueViolation: (error: unknown) => boolean,
     private readonly work: (trx: Transaction<DB>, input: I) => Promise<R>,
-    private readonly retryOnUniqueViolation: (input: I) => boolean,
+    private readonly options: GroupCommitOptions<I>,
   ) {}
 
-  async commit(input: I): Promise<R> {
-    try {
-      return await this.kysely.transaction().execute((trx) => this.work(trx, input));
-    } catch (error) {
-      if (this.retryOnUniqueViolation(input) && this.isUniqueViolation(error)) {
-        return this.kysely.transaction().execute((trx) => this.work(trx, input));
-      }
-      throw error;
+  commit(input: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.pending.push({ input, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight && this.pending.length > 0) {
+      const batch = this.take();
+      if (batch.length === 0) return;
+      const keys = new Set(batch.map((item) => this.options.lockKey(item.input)));
+      for (const key of keys) this.busy.add(key);
+      this.inFlight++;
+      void this.run(batch).finally(() => {
+        for (const key of keys) this.busy.delete(key);
+        this.inFlight--;
+        this.pump();
+      });
     }
+  }
+
+  /** The next batch: the oldest waiting units whose lock keys no batch in flight holds, in lock order. */
+  private take(): Pending<I, R>[] {
+    const batch: Pending<I, R>[] = [];
+    const rest: Pending<I, R>[] = [];
+    for (const item of this.pending) {
+      if (batch.length < this.options.maxBatch && !this.busy.has(this.options.lockKey(item.input))) batch.push(item);
+      else rest.push(item);
+    }
+    this.pending = rest;
+    return batch.sort((a, b) => this.options.compare(a.input, b.input));
+  }
+
+  private async run(batch: Pending<I, R>[]): Promise<void> {
+    let outcomes: Outcome<R>[];
+    try {
+      outcomes = batch.length === 1 ? [await this.alone(batch[0]!.input)] : await this.together(batch);
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) item.resolve(outcome.result);
+      else item.reject(outcome.error);
+    });
+  }
+
+  /** One unit: a transaction of its own, no savepoint; run again in a new one when `retry` says so. */
+  private async alone(input: I): Promise<Outcome<R>> {
+    const once = () => this.kysely.transaction().execute((trx) => this.work(trx, input));
+    try {
+      return { ok: true, result: await once() };
+    } catch (error) {
+      if (!this.options.retry(input, error)) return { ok: false, error };
+      try {
+        return { ok: true, result: await once() };
+      } catch (again) {
+        return { ok: false, error: again };
+      }
+    }
+  }
+
+  /**
+   * Several units in one transaction. After a failure the savepoint is rolled back to, which keeps
+   * it: the next unit (or the second run) starts inside it with no statement of its own.
+   */
+  private together(batch: Pending<I, R>[]): Promise<Outcome<R>[]> {
+    return this.kysely.transaction().execute(async (trx) => {
+      const outcomes: Outcome<R>[] = [];
+      await trx.executeQuery(SAVEPOINT);
+      let used = false;
+      const attempt = async (input: I): Promise<Outcome<R>> => {
+        if (used) await trx.executeQuery(RELEASE_AND_SAVEPOINT);
+        try {
+          const result = await this.work(trx, input);
+          used = true;
+          return { ok: true, result };
+        } catch (error) {
+          await trx.executeQuery(ROLLBACK_TO_SAVEPOINT);
+          used = false;
+          return { ok: false, error };
+        }
+      };
+      for (const { input } of batch) {
+        let outcome = await attempt(input);
+        if (!outcome.ok && this.options.retry(input, outcome.error)) outcome = await attempt(input);
+        outcomes.push(outcome);
+      }
+      return outcomes;
+    });
   }
 }
