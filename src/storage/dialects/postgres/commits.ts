@@ -30,6 +30,13 @@ export interface GroupCommitOptions<I> {
   compare: (a: I, b: I) => number;
   /** A unit that failed with this error runs once more: a second run answers it (a concurrent unit committed the same row first). */
   retry: (input: I, error: unknown) => boolean;
+  /**
+   * A unit failed on this error because the database is contended (a lock not granted within
+   * lock_timeout, a deadlock): the units of its batch with the same lock key would wait as long,
+   * one after the other, so they fail with it at once, as they would have together each in a
+   * transaction of its own.
+   */
+  contended: (error: unknown) => boolean;
 }
 
 interface Pending<I, R> {
@@ -145,9 +152,16 @@ export class GroupCommit<DB, I, R> {
           return { ok: false, error };
         }
       };
+      const contended = new Map<string, unknown>();
       for (const { input } of batch) {
+        const key = this.options.lockKey(input);
+        if (contended.has(key)) {
+          outcomes.push({ ok: false, error: contended.get(key) });
+          continue;
+        }
         let outcome = await attempt(input);
         if (!outcome.ok && this.options.retry(input, outcome.error)) outcome = await attempt(input);
+        if (!outcome.ok && this.options.contended(outcome.error)) contended.set(key, outcome.error);
         outcomes.push(outcome);
       }
       return outcomes;

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.ts';
+import { isDatabaseBusy, type Db } from '../../database.ts';
 import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit } from '../../search-commit.ts';
 import { GroupCommit } from './commits.ts';
 
@@ -35,6 +35,7 @@ export class PostgresSearchCommit implements SearchCommit {
       // Two requests with the same new Idempotency-Key raced and the other one committed first; run
       // again, and this time the key is found and the first result replayed.
       retry: (input, error) => input.idempotencyKey !== null && db.isUniqueViolation(error),
+      contended: isDatabaseBusy,
     });
   }
 

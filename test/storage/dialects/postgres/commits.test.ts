@@ -78,6 +78,7 @@ describe.runIf(TEST_POSTGRES_URL)('GroupCommit on PostgreSQL', () => {
       lockKey: (probe) => probe.key ?? 'k',
       compare: () => 0,
       retry: (_probe, error) => error instanceof RetryMe,
+      contended: () => false,
       ...options,
     });
   }
@@ -162,7 +163,7 @@ describe.runIf(TEST_POSTGRES_URL)('GroupCommit on PostgreSQL', () => {
         order.push(probe.id);
         return (await work(trx, probe)).txid;
       },
-      { maxBatch: 32, maxInFlight: 1, lockKey: () => 'k', compare: (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0), retry: () => false },
+      { maxBatch: 32, maxInFlight: 1, lockKey: () => 'k', compare: (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0), retry: () => false, contended: () => false },
     );
     await Promise.all(['head', 'd', 'b', 'c', 'a'].map((id) => commits.commit({ id })));
     expect(order).toEqual(['head', 'a', 'b', 'c', 'd']);

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { migrateToLatest, openDatabase, type Db } from '../../../../src/storage/database.ts';
 import { PostgresSearchCommit } from '../../../../src/storage/dialects/postgres/search-commit.ts';
@@ -25,8 +26,8 @@ interface Instance {
  */
 describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two instances', () => {
   const instances: Instance[] = [];
+  const schema = newTestSchemaName();
   beforeAll(async () => {
-    const schema = newTestSchemaName();
     for (let i = 0; i < 2; i++) {
       const db = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL! }, { schema, maxConnections: 8 });
       if (i === 0) await migrateToLatest(db);
@@ -150,5 +151,36 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
     expect(await ledger(y!)).toEqual({ searches: 30, reports: 30, used: 30 });
     // A deadlock costs deadlock_timeout (1 s) before PostgreSQL breaks it by failing one search.
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  test("an account's counter row held past lock_timeout fails that account's searches of a batch in one wait, not one each; other accounts commit", async () => {
+    const [x, y] = await Promise.all([createCustomer(repos()), createCustomer(repos())]);
+    await Promise.all([principalOf(x!), principalOf(y!)]);
+    await search(instances[0]!, x!);
+    const impatient = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL! }, { schema, lockTimeoutMs: 400 });
+    const holder = new pg.Client({ connectionString: TEST_POSTGRES_URL!, options: `-c search_path=${schema}` });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select used from usage_counters where account_id = $1 for update', [x!.accountId]);
+      const commits = { searchCommit: new PostgresSearchCommit(impatient, createRepositories(impatient), { maxInFlight: 1 }) };
+      const started = Date.now();
+      // The first search goes alone; the other nine wait for it and make one batch.
+      const settled = await Promise.allSettled([search(commits, y!), ...Array.from({ length: 8 }, () => search(commits, x!)), search(commits, y!)]);
+      const elapsed = Date.now() - started;
+      expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.kind : (s.reason as { code?: string }).code))).toEqual([
+        'committed',
+        ...Array(8).fill('55P03'),
+        'committed',
+      ]);
+      // Each of the eight waiting its own 400 ms in turn would take 3.2 s.
+      expect(elapsed).toBeLessThan(2000);
+    } finally {
+      await holder.query('rollback');
+      await holder.end();
+      await impatient.close();
+    }
+    expect(await ledger(x!)).toEqual({ searches: 1, reports: 1, used: 1 });
+    expect(await ledger(y!)).toEqual({ searches: 2, reports: 2, used: 2 });
   });
 });
