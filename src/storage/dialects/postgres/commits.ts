@@ -1,10 +1,11 @@
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import type pg from 'pg';
 
 // Statements without parameters go by the simple query protocol, which takes several in one
-// round trip: the savepoint of the next unit is opened in the same trip that releases the last.
-const SAVEPOINT = CompiledQuery.raw('savepoint unit');
-const RELEASE_AND_SAVEPOINT = CompiledQuery.raw('release savepoint unit; savepoint unit');
-const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw('rollback to savepoint unit');
+// round trip: the transaction and the first unit's savepoint start together, and the savepoint of
+// the next unit is opened in the same trip that releases the last.
+const BEGIN = 'begin; savepoint unit';
+const RELEASE_AND_SAVEPOINT = 'release savepoint unit; savepoint unit';
+const ROLLBACK_TO_SAVEPOINT = 'rollback to savepoint unit';
 
 export interface GroupCommitOptions<I> {
   /**
@@ -48,22 +49,26 @@ interface Pending<I, R> {
 type Outcome<R> = { ok: true; result: R } | { ok: false; error: unknown };
 
 /**
- * Group commit, for PostgreSQL: what one search costs is mostly its COMMIT (a WAL flush), so the
- * units that arrive while transactions are in flight wait and commit together in the next one,
- * each inside a savepoint of its own: every unit is still all-or-nothing, and a failing one takes
- * no other with it. Answers are given only after the COMMIT; a failed COMMIT rejects the whole
- * batch. Several batches run side by side on separate connections (PostgreSQL is not a single
- * writer); with no concurrency a batch is one unit in a transaction of its own, with no added wait.
+ * Group commit, for PostgreSQL: what one search costs is mostly its COMMIT (a WAL flush) and, for
+ * one account, the counter's row lock held until then, so the units that arrive while transactions
+ * are in flight wait and commit together in the next one, each inside a savepoint of its own:
+ * every unit is still all-or-nothing, and a failing one takes no other with it. Answers are given
+ * only after the COMMIT; a failed COMMIT rejects the whole batch. Several batches run side by side
+ * on separate pool connections (PostgreSQL is not a single writer); with no concurrency a batch is
+ * one unit, with no added wait and no more round trips than a transaction of its own.
+ *
+ * A unit runs its statements on the batch's connection itself (`work` receives it), not through
+ * Kysely, so that they can be named prepared statements (direct-statements.ts).
  */
-export class GroupCommit<DB, I, R> {
+export class GroupCommit<I, R> {
   private pending: Pending<I, R>[] = [];
   private inFlight = 0;
   /** The lock keys of the units in the batches in flight. */
   private readonly busy = new Set<string>();
 
   constructor(
-    private readonly kysely: Kysely<DB>,
-    private readonly work: (trx: Transaction<DB>, input: I) => Promise<R>,
+    private readonly pool: pg.Pool,
+    private readonly work: (client: pg.ClientBase, input: I) => Promise<R>,
     private readonly options: GroupCommitOptions<I>,
   ) {}
 
@@ -104,7 +109,7 @@ export class GroupCommit<DB, I, R> {
   private async run(batch: Pending<I, R>[]): Promise<void> {
     let outcomes: Outcome<R>[];
     try {
-      outcomes = batch.length === 1 ? [await this.alone(batch[0]!.input)] : await this.together(batch);
+      outcomes = await this.transaction(batch);
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
@@ -116,55 +121,61 @@ export class GroupCommit<DB, I, R> {
     });
   }
 
-  /** One unit: a transaction of its own, no savepoint; run again in a new one when `retry` says so. */
-  private async alone(input: I): Promise<Outcome<R>> {
-    const once = () => this.kysely.transaction().execute((trx) => this.work(trx, input));
+  /** One transaction for the batch, on a pool connection of its own. */
+  private async transaction(batch: Pending<I, R>[]): Promise<Outcome<R>[]> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
     try {
-      return { ok: true, result: await once() };
+      await client.query(BEGIN);
+      const outcomes = await this.units(client, batch);
+      const committed = await client.query('commit');
+      // COMMIT of a transaction that an error left aborted answers ROLLBACK, not an error.
+      if (committed.command !== 'COMMIT') throw new Error(`the batch's transaction ended in ${committed.command} instead of COMMIT`);
+      return outcomes;
     } catch (error) {
-      if (!this.options.retry(input, error)) return { ok: false, error };
       try {
-        return { ok: true, result: await once() };
-      } catch (again) {
-        return { ok: false, error: again };
+        await client.query('rollback');
+      } catch (cause) {
+        // A connection that cannot even roll back is closed rather than handed to the next user.
+        broken = cause instanceof Error ? cause : new Error(String(cause));
       }
+      throw error;
+    } finally {
+      client.release(broken);
     }
   }
 
   /**
-   * Several units in one transaction. After a failure the savepoint is rolled back to, which keeps
-   * it: the next unit (or the second run) starts inside it with no statement of its own.
+   * The units, each in the savepoint opened before it. After a failure the savepoint is rolled back
+   * to, which keeps it: the next unit (or the second run) starts inside it with no statement of its own.
    */
-  private together(batch: Pending<I, R>[]): Promise<Outcome<R>[]> {
-    return this.kysely.transaction().execute(async (trx) => {
-      const outcomes: Outcome<R>[] = [];
-      await trx.executeQuery(SAVEPOINT);
-      let used = false;
-      const attempt = async (input: I): Promise<Outcome<R>> => {
-        if (used) await trx.executeQuery(RELEASE_AND_SAVEPOINT);
-        try {
-          const result = await this.work(trx, input);
-          used = true;
-          return { ok: true, result };
-        } catch (error) {
-          await trx.executeQuery(ROLLBACK_TO_SAVEPOINT);
-          used = false;
-          return { ok: false, error };
-        }
-      };
-      const contended = new Map<string, unknown>();
-      for (const { input } of batch) {
-        const key = this.options.lockKey(input);
-        if (contended.has(key)) {
-          outcomes.push({ ok: false, error: contended.get(key) });
-          continue;
-        }
-        let outcome = await attempt(input);
-        if (!outcome.ok && this.options.retry(input, outcome.error)) outcome = await attempt(input);
-        if (!outcome.ok && this.options.contended(outcome.error)) contended.set(key, outcome.error);
-        outcomes.push(outcome);
+  private async units(client: pg.ClientBase, batch: Pending<I, R>[]): Promise<Outcome<R>[]> {
+    let used = false;
+    const attempt = async (input: I): Promise<Outcome<R>> => {
+      if (used) await client.query(RELEASE_AND_SAVEPOINT);
+      try {
+        const result = await this.work(client, input);
+        used = true;
+        return { ok: true, result };
+      } catch (error) {
+        await client.query(ROLLBACK_TO_SAVEPOINT);
+        used = false;
+        return { ok: false, error };
       }
-      return outcomes;
-    });
+    };
+    const outcomes: Outcome<R>[] = [];
+    const contended = new Map<string, unknown>();
+    for (const { input } of batch) {
+      const key = this.options.lockKey(input);
+      if (contended.has(key)) {
+        outcomes.push({ ok: false, error: contended.get(key) });
+        continue;
+      }
+      let outcome = await attempt(input);
+      if (!outcome.ok && this.options.retry(input, outcome.error)) outcome = await attempt(input);
+      if (!outcome.ok && this.options.contended(outcome.error)) contended.set(key, outcome.error);
+      outcomes.push(outcome);
+    }
+    return outcomes;
   }
 }

@@ -1,6 +1,7 @@
 import { isDatabaseBusy, type Db } from '../../database.ts';
 import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit } from '../../search-commit.ts';
 import { GroupCommit } from './commits.ts';
+import { runStepsDirect } from './direct-statements.ts';
 
 /** At most this many searches in one transaction (GroupCommitOptions.maxBatch: below 64 savepoints that write). */
 const MAX_BATCH = 32;
@@ -23,11 +24,12 @@ export interface PostgresSearchCommitOptions {
  * different instances that count for the same accounts never wait on each other in a circle.
  */
 export class PostgresSearchCommit implements SearchCommit {
-  private readonly committer: GroupCommit<any, SearchToCommit, CommitResult>;
+  private readonly committer: GroupCommit<SearchToCommit, CommitResult>;
 
   constructor(db: Db, stores: SearchCommitStores, options: PostgresSearchCommitOptions = {}) {
+    if (db.postgres === null) throw new Error('PostgresSearchCommit needs a PostgreSQL database');
     const unit = new SearchUnit(db, stores);
-    this.committer = new GroupCommit(db.kysely, (trx, input) => unit.run(trx, input), {
+    this.committer = new GroupCommit(db.postgres, (client, input) => runStepsDirect(client, unit.steps(input)), {
       maxBatch: options.maxBatch ?? MAX_BATCH,
       maxInFlight: options.maxInFlight ?? MAX_IN_FLIGHT,
       lockKey: (input) => input.accountId,

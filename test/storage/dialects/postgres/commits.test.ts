@@ -1,4 +1,5 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
+import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { openDatabase, type Db } from '../../../../src/storage/database.ts';
 import { GroupCommit, type GroupCommitOptions } from '../../../../src/storage/dialects/postgres/commits.ts';
@@ -53,26 +54,26 @@ describe.runIf(TEST_POSTGRES_URL)('GroupCommit on PostgreSQL', () => {
     overlaps = [];
   });
 
-  async function work(trx: Transaction<any>, probe: Probe): Promise<Ran> {
+  async function work(client: pg.ClientBase, probe: Probe): Promise<Ran> {
     const key = probe.key ?? 'k';
     active.set(key, (active.get(key) ?? 0) + 1);
     overlaps.push([...active].flatMap(([k, n]) => Array.from({ length: n }, () => k)).sort());
     try {
       const run = (runs.get(probe.id) ?? 0) + 1;
       runs.set(probe.id, run);
-      await sql`insert into probe (id, token) values (${probe.id}, ${probe.token ?? null})`.execute(trx);
-      if (probe.sleep) await sql`select pg_sleep(${probe.sleep})`.execute(trx);
+      await client.query('insert into probe (id, token) values ($1, $2)', [probe.id, probe.token ?? null]);
+      if (probe.sleep) await client.query('select pg_sleep($1)', [probe.sleep]);
       if (probe.fail) throw new Error(`unit ${probe.id} fails`);
       if (run <= (probe.failRuns ?? 0)) throw new RetryMe(`unit ${probe.id} fails on run ${run}`);
-      const { rows } = await sql<{ txid: string; pid: number }>`select txid_current()::text as txid, pg_backend_pid() as pid`.execute(trx);
+      const { rows } = await client.query<{ txid: string; pid: number }>('select txid_current()::text as txid, pg_backend_pid() as pid');
       return { id: probe.id, ...rows[0]! };
     } finally {
       active.set(key, active.get(key)! - 1);
     }
   }
 
-  function groupCommit(options: Partial<GroupCommitOptions<Probe>> = {}): GroupCommit<any, Probe, Ran> {
-    return new GroupCommit<any, Probe, Ran>(db.kysely, work, {
+  function groupCommit(options: Partial<GroupCommitOptions<Probe>> = {}): GroupCommit<Probe, Ran> {
+    return new GroupCommit<Probe, Ran>(db.postgres!, work, {
       maxBatch: 32,
       maxInFlight: 1,
       lockKey: (probe) => probe.key ?? 'k',
@@ -131,7 +132,7 @@ describe.runIf(TEST_POSTGRES_URL)('GroupCommit on PostgreSQL', () => {
     expect(await stored()).toEqual(['a', 'head', 'once', 'z']);
   });
 
-  test('a unit alone in its transaction is run again in a new one when its error says "retry"', async () => {
+  test('a unit alone in its transaction runs once more when its error says "retry", its first run taken back', async () => {
     const commits = groupCommit();
     const ran = await commits.commit({ id: 'alone', failRuns: 1 });
     expect(ran.id).toBe('alone');
@@ -157,11 +158,11 @@ describe.runIf(TEST_POSTGRES_URL)('GroupCommit on PostgreSQL', () => {
 
   test('units run in a batch in the order `compare` gives', async () => {
     const order: string[] = [];
-    const commits = new GroupCommit<any, Probe, string>(
-      db.kysely,
-      async (trx, probe) => {
+    const commits = new GroupCommit<Probe, string>(
+      db.postgres!,
+      async (client, probe) => {
         order.push(probe.id);
-        return (await work(trx, probe)).txid;
+        return (await work(client, probe)).txid;
       },
       { maxBatch: 32, maxInFlight: 1, lockKey: () => 'k', compare: (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0), retry: () => false, contended: () => false },
     );

@@ -81,14 +81,15 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
     };
   }
 
-  /** Counts the transactions an instance opens from now on. */
+  /** Counts the transactions an instance's search commits open from now on: each takes a pool connection (and nothing else does meanwhile). */
   function countTransactions(instance: Instance): { count: number } {
     const counter = { count: 0 };
-    const original = instance.db.kysely.transaction.bind(instance.db.kysely);
-    vi.spyOn(instance.db.kysely, 'transaction').mockImplementation(() => {
+    const pool = instance.db.postgres!;
+    const original = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+    vi.spyOn(pool, 'connect').mockImplementation((() => {
       counter.count++;
       return original();
-    });
+    }) as typeof pool.connect);
     return counter;
   }
 
