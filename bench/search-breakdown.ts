@@ -116,6 +116,7 @@ try {
     kysely,
     dialect: 'sqlite',
     sqlite: raw,
+    postgres: null,
     isUniqueViolation: isSqliteUniqueViolation,
     ping: async () => {},
     close: () => kysely.destroy(),

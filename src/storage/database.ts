@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
+import type pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import { isPostgresBusy, isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
 import { isSqliteBusy, isSqliteUniqueViolation, openSqlite } from './dialects/sqlite/connection.ts';
@@ -18,6 +19,11 @@ export interface Db {
    * batch per transaction, no async hop per statement). Anything else goes through Kysely.
    */
   readonly sqlite: BetterSqlite3.Database | null;
+  /**
+   * PostgreSQL only: Kysely's own pool, for the search commit's statements run on a connection of
+   * it directly (named prepared statements, several searches a transaction). Anything else goes through Kysely.
+   */
+  readonly postgres: pg.Pool | null;
   isUniqueViolation(error: unknown): boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -49,7 +55,7 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
     });
     const kysely = new Kysely<Database>({ dialect });
     const checkpointer = background ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {})) : null;
-    return handle(kysely, 'sqlite', raw, isSqliteUniqueViolation, async () => {
+    return handle(kysely, 'sqlite', raw, null, isSqliteUniqueViolation, async () => {
       await kysely.destroy();
       await checkpointer?.stop();
     });
@@ -63,21 +69,29 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
       await bootstrap.pool.end();
     }
   }
-  const { dialect } = openPostgres({
+  const { dialect, pool } = openPostgres({
     url: config.url,
     ...(options.schema ? { schema: options.schema } : {}),
     ...(options.lockTimeoutMs !== undefined ? { lockTimeoutMs: options.lockTimeoutMs } : {}),
     ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
   });
   const kysely = new Kysely<Database>({ dialect });
-  return handle(kysely, 'postgres', null, isPostgresUniqueViolation, () => kysely.destroy());
+  return handle(kysely, 'postgres', null, pool, isPostgresUniqueViolation, () => kysely.destroy());
 }
 
-function handle(kysely: Kysely<Database>, dialect: DialectName, sqlite: BetterSqlite3.Database | null, isUniqueViolation: (error: unknown) => boolean, close: () => Promise<void>): Db {
+function handle(
+  kysely: Kysely<Database>,
+  dialect: DialectName,
+  sqlite: BetterSqlite3.Database | null,
+  postgres: pg.Pool | null,
+  isUniqueViolation: (error: unknown) => boolean,
+  close: () => Promise<void>,
+): Db {
   return {
     kysely,
     dialect,
     sqlite,
+    postgres,
     isUniqueViolation,
     ping: async () => {
       await sql`select 1`.execute(kysely);
