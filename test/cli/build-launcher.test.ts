@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildState, ROOT, STAMP } from '../../bin/build-state.js';
 import { DEMO_VIN } from '../../src/dev/demo/first-run.ts';
 import { makeLot, validVin } from '../support/fixtures.ts';
@@ -69,13 +69,17 @@ async function serve(tree: string, dataDir: string): Promise<{ base: string; std
 }
 
 describe('bin/vinhistory.js, from the build', () => {
-  it('serves the API, pages and reports from dist/ alone, with no sources beside it', async () => {
+  let tree: string;
+  beforeAll(() => {
     // The test setup has built dist/ from the current sources.
     expect(buildState(ROOT)).toBe('current');
-    const tree = projectTree();
+    tree = projectTree();
     cpSync(path.join(ROOT, 'dist'), path.join(tree, 'dist'), { recursive: true });
     // The first-run demo data is read from demo/ beside dist/, as beside src/.
     symlinkSync(path.join(ROOT, 'demo'), path.join(tree, 'demo'));
+  });
+
+  it('serves the API, pages and reports from dist/ alone, with no sources beside it', async () => {
     const data = makeDataDir();
     try {
       const server = await serve(tree, data.dir);
@@ -110,8 +114,6 @@ describe('bin/vinhistory.js, from the build', () => {
   });
 
   it('imports a file on its reader thread, whose module is the compiled sibling', async () => {
-    const tree = projectTree();
-    cpSync(path.join(ROOT, 'dist'), path.join(tree, 'dist'), { recursive: true });
     const data = makeDataDir();
     try {
       const vin = validVin('1FTEW1EP1JFA6031');
