@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeDataDir, openCliDatabase, runCli, type CliResult } from './run-cli.ts';
+import { makeDataDir, openCliDatabase, runCli, runCliInProcess, type CliResult } from './run-cli.ts';
 
 /**
- * The admin commands through the real binary, in the order an operator uses them, on one fresh
- * DATA_DIR. Each spawn costs about a second (tsx start-up), so assertions are grouped; option
- * validation is covered in-process by command-line.test.ts.
+ * The admin commands in the order an operator uses them, on one fresh DATA_DIR. They run the CLI's
+ * main in-process (runCliInProcess), except where the process itself is under test: the help and
+ * usage errors of the real binary, a token read from its stdin, and a command that opens the
+ * database and exits on its own. Option validation is covered by command-line.test.ts.
  */
 const TOKEN_LINE = /^vh_live_[0-9A-Za-z]{32}\n$/;
 const STACK_FRAME = /\n\s+at /;
@@ -18,13 +19,15 @@ function expectFailure(result: CliResult, code: number, message: string | RegExp
 
 describe('vinhistory admin commands', () => {
   const data = makeDataDir();
-  const cli = (...args: string[]) => runCli(args, { dataDir: data.dir });
-  const cliWithInput = (input: string, ...args: string[]) => runCli(args, { dataDir: data.dir, input });
+  const cli = (...args: string[]) => runCliInProcess(args, { dataDir: data.dir });
+  /** `node bin/vinhistory.js ...args`, for what only a process of its own can show. */
+  const spawned = (...args: string[]) => runCli(args, { dataDir: data.dir });
+  const spawnedWithInput = (input: string, ...args: string[]) => runCli(args, { dataDir: data.dir, input });
 
   afterAll(() => data.remove());
 
   it('prints its help, and refuses a missing or unknown command with exit 2', async () => {
-    const [help, none, unknown] = await Promise.all([cli('--help'), cli(), cli('frobnicate')]);
+    const [help, none, unknown] = await Promise.all([spawned('--help'), spawned(), spawned('frobnicate')]);
     expect(help.code).toBe(0);
     for (const command of ['serve', 'migrate', 'import', 'plans', 'accounts', 'tokens', 'subscriptions']) {
       expect(help.stdout).toContain(`  ${command}`);
@@ -103,7 +106,8 @@ describe('vinhistory admin commands', () => {
     const second = (await cli('tokens', 'create', '--email', 'buyer@example.com')).stdout.trim();
     const [revoked, fromStdin] = await Promise.all([
       cli('tokens', 'revoke', '--token', token),
-      cliWithInput(`${second}\n`, 'tokens', 'revoke', '--token', '-'),
+      // A process of its own: it reads the token from stdin, opens the database and exits once done.
+      spawnedWithInput(`${second}\n`, 'tokens', 'revoke', '--token', '-'),
     ]);
     expect(revoked).toEqual({ code: 0, stdout: 'token revoked\n', stderr: '' });
     expect(fromStdin).toEqual({ code: 0, stdout: 'token revoked\n', stderr: '' });
@@ -156,7 +160,7 @@ describe('vinhistory admin commands', () => {
   });
 
   it('reports a bad configuration without a stack trace', async () => {
-    const result = await runCli(['plans', 'list'], { dataDir: data.dir, env: { PORT: 'eighty' } });
+    const result = await runCliInProcess(['plans', 'list'], { dataDir: data.dir, env: { PORT: 'eighty' } });
     expectFailure(result, 1, /Invalid configuration:\n {2}- PORT="eighty" is not valid/);
   });
 });

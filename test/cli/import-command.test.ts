@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_POSTGRES_URL } from '../support/env.ts';
 import { makeLot, validVin } from '../support/fixtures.ts';
-import { makeDataDir, openCliDatabase, runCli } from './run-cli.ts';
+import { makeDataDir, openCliDatabase, runCli, runCliInProcess } from './run-cli.ts';
 import { newTestSchemaName } from '../support/databases.ts';
 
 const VIN = validVin('1FTEW1EP1JFA6021');
@@ -30,7 +30,7 @@ describe('vinhistory import', () => {
         lotLine(6, { sale_date: '2022-06-14T10:00:00-04:00' }),
       ].join('\n'),
     );
-    const result = await runCli(['import', lots], { dataDir: data.dir });
+    const result = await runCliInProcess(['import', lots], { dataDir: data.dir });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe(`${lots}: read 6, inserted 2, updated 0, unchanged 0, skipped 4\n`);
     const stderr = result.stderr.trimEnd().split('\n');
@@ -77,7 +77,7 @@ describe('vinhistory import', () => {
     const lines = Array.from({ length: 400 }, (_, i) => lotLine(1000 + i)).join('\n');
     const gzipped = gzipSync(lines);
     const truncated = file('broken.ndjson.gz', gzipped.subarray(0, Math.floor(gzipped.length * 0.6)));
-    const result = await runCli(['import', '--json', missing, good, truncated], { dataDir: data.dir });
+    const result = await runCliInProcess(['import', '--json', missing, good, truncated], { dataDir: data.dir });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${missing}: cannot read: ENOENT: no such file or directory`);
     expect(result.stderr).toMatch(new RegExp(`${truncated}: reading stopped after line \\d+: unexpected end of file`));
@@ -116,7 +116,7 @@ describe('vinhistory import', () => {
       const first = await runCli(['import', lots], { dataDir: data.dir, env });
       expect(first.stderr).toBe('');
       expect(first.stdout).toBe(`${lots}: read 2, inserted 2, updated 0, unchanged 0, skipped 0\n`);
-      const again = await runCli(['import', lots], { dataDir: data.dir, env });
+      const again = await runCliInProcess(['import', lots], { dataDir: data.dir, env });
       expect(again.stdout).toBe(`${lots}: read 2, inserted 0, updated 0, unchanged 2, skipped 0\n`);
       const { rows } = await admin.query(`select lot_id from "${schema}".lots order by lot_id`);
       expect(rows.map((row) => Number(row.lot_id))).toEqual([21, 22]);

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/storage/database.ts';
 import { TestSmtpServer, textOf } from '../support/smtp-server.ts';
-import { freePort, makeDataDir, openCliDatabase, runCli, startServe, stopServer } from './run-cli.ts';
+import { freePort, makeDataDir, openCliDatabase, runCliInProcess, startServe, stopServer } from './run-cli.ts';
 
 /**
  * Starts `vinhistory serve` and resolves once /healthz answers, or rejects with its output if it
@@ -72,7 +72,7 @@ describe('vinhistory serve and vinhistory mail status', () => {
     } finally {
       await db.close();
     }
-    const status = await runCli(['mail', 'status'], { dataDir: data.dir });
+    const status = await runCliInProcess(['mail', 'status'], { dataDir: data.dir });
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/^transport: the outbox folder/m);
     expect(status.stdout).toMatch(/^queued: +0$/m);
@@ -81,8 +81,8 @@ describe('vinhistory serve and vinhistory mail status', () => {
     expect(status.stdout).toMatch(/^Failed:\nID +KIND +TO +ATTEMPTS +QUEUED +GIVEN UP +LAST ERROR\n/m);
     expect(status.stdout).toMatch(/mail_\w+ +password_reset +gone@example\.com +1 .*EAUTH: Invalid login/);
 
-    const json = JSON.parse((await runCli(['mail', 'status', '--json'], { dataDir: data.dir, env: { SMTP_URL: smtp.url } })).stdout) as Record<string, unknown>;
+    const json = JSON.parse((await runCliInProcess(['mail', 'status', '--json'], { dataDir: data.dir, env: { SMTP_URL: smtp.url } })).stdout) as Record<string, unknown>;
     expect(json).toMatchObject({ queued: 0, sent: 1, failed: 1, transport: 'smtp', failed_messages: [{ to: 'gone@example.com', attempts: 1 }] });
-    expect((await runCli(['mail', 'status', '--limit', '5000'], { dataDir: data.dir })).code).toBe(2);
+    expect((await runCliInProcess(['mail', 'status', '--limit', '5000'], { dataDir: data.dir })).code).toBe(2);
   });
 });

@@ -47,6 +47,75 @@ export function runCli(args: string[], options: { dataDir: string; env?: Record<
   });
 }
 
+/**
+ * Runs the CLI's main(argv) inside the test process, as `node bin/vinhistory.js ...args` would
+ * run it, for the cases that need no process of their own (no stdin, no signal, no server): no
+ * start-up to pay, and the same program, services and database. While it runs, the process's
+ * environment is the spawned CLI's alone (cliEnv), stdout and stderr are captured, and the exit
+ * status is read from process.exitCode, where main leaves it. Calls run one at a time (the
+ * environment and the streams are the process's), in the order they were made.
+ */
+export function runCliInProcess(args: string[], options: { dataDir: string; env?: Record<string, string> }): Promise<CliResult> {
+  const run = inProcessQueue.then(() => runMain(args, options));
+  inProcessQueue = run.catch(() => {});
+  return run;
+}
+
+let inProcessQueue: Promise<unknown> = Promise.resolve();
+
+type Write = typeof process.stdout.write;
+
+/** A stream's write that appends to `sink` instead (with the callback a caller may wait on). */
+function capture(sink: (text: string) => void): Write {
+  return ((chunk: string | Uint8Array, encoding?: BufferEncoding | ((error?: Error | null) => void), callback?: (error?: Error | null) => void) => {
+    sink(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString(typeof encoding === 'string' ? encoding : 'utf8'));
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (done) process.nextTick(done);
+    return true;
+  }) as Write;
+}
+
+/** Makes the stream's isTTY false until the returned function puts back what it was. */
+function notATerminal(stream: NodeJS.WriteStream): () => void {
+  const own = Object.getOwnPropertyDescriptor(stream, 'isTTY');
+  Object.defineProperty(stream, 'isTTY', { value: false, configurable: true, writable: true });
+  return () => {
+    if (own) Object.defineProperty(stream, 'isTTY', own);
+    else delete (stream as { isTTY?: boolean }).isTTY;
+  };
+}
+
+async function runMain(args: string[], options: { dataDir: string; env?: Record<string, string> }): Promise<CliResult> {
+  const { main } = await import('../../src/cli/main.ts');
+  const savedEnv = { ...process.env };
+  const savedExitCode = process.exitCode;
+  const stdoutWrite = process.stdout.write;
+  const stderrWrite = process.stderr.write;
+  const result = { code: 0, stdout: '', stderr: '' };
+  // vitest's own variables stay: its worker reads them while the command runs.
+  for (const key of Object.keys(process.env)) if (!key.startsWith('VITEST')) delete process.env[key];
+  for (const [key, value] of Object.entries(cliEnv(options.dataDir, options.env))) if (value !== undefined) process.env[key] = value;
+  process.exitCode = undefined;
+  process.stdout.write = capture((text) => (result.stdout += text));
+  process.stderr.write = capture((text) => (result.stderr += text));
+  // A spawned CLI writes to pipes: no progress bar, whatever the test runner's streams are.
+  const restoreStdoutTty = notATerminal(process.stdout);
+  const restoreStderrTty = notATerminal(process.stderr);
+  try {
+    await main([process.execPath, BIN, ...args]);
+    result.code = Number(process.exitCode ?? 0);
+  } finally {
+    process.stdout.write = stdoutWrite;
+    process.stderr.write = stderrWrite;
+    restoreStdoutTty();
+    restoreStderrTty();
+    process.exitCode = savedExitCode;
+    for (const key of Object.keys(process.env)) delete process.env[key];
+    Object.assign(process.env, savedEnv);
+  }
+  return result;
+}
+
 /** Starts `vinhistory serve`; the caller stops it with stopServer. */
 export function startServe(dataDir: string, env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [BIN, 'serve'], { env: cliEnv(dataDir, env), stdio: ['ignore', 'pipe', 'pipe'] });

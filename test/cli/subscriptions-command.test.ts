@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRIPE_ENV, StripeStub } from '../billing/stripe-fixtures.ts';
-import { makeDataDir, openCliDatabase, runCli } from './run-cli.ts';
+import { makeDataDir, openCliDatabase, runCliInProcess } from './run-cli.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 
 /**
  * `subscriptions cancel` on subscriptions that a payment provider bills: the operator's cancel
  * goes through the billing rules, so Stripe stops charging and the customer is not billed for a
- * plan that no longer answers.
+ * plan that no longer answers. The CLI's main runs in-process (run-cli.ts), beside the Stripe stub.
  */
 describe('vinhistory subscriptions cancel, billed subscriptions', () => {
   const data = makeDataDir();
@@ -18,7 +18,7 @@ describe('vinhistory subscriptions cancel, billed subscriptions', () => {
     await stub.start();
     env = { ...STRIPE_ENV, STRIPE_API_URL: stub.origin };
     // Any command brings the schema up to date.
-    expect((await runCli(['plans', 'list'], { dataDir: data.dir })).code).toBe(0);
+    expect((await runCliInProcess(['plans', 'list'], { dataDir: data.dir })).code).toBe(0);
   });
   afterAll(async () => {
     await stub.stop();
@@ -43,7 +43,7 @@ describe('vinhistory subscriptions cancel, billed subscriptions', () => {
   it('cancels a Stripe-billed subscription on Stripe, then ends it here now', async () => {
     const { account } = await billedAccount('stripe-buyer@example.com', 'stripe', 'sub_stripe_cli_cancel');
 
-    const cancelled = await runCli(['subscriptions', 'cancel', '--email', 'stripe-buyer@example.com'], { dataDir: data.dir, env });
+    const cancelled = await runCliInProcess(['subscriptions', 'cancel', '--email', 'stripe-buyer@example.com'], { dataDir: data.dir, env });
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(cancelled.stdout).toMatch(/^cancelled the standard subscription \(sub_[0-9a-z]{16}\) of stripe-buyer@example\.com as of \d{4}-\d{2}-\d{2}T/);
     // Stripe is told to stop charging: the subscription is cancelled there at once.
@@ -60,7 +60,7 @@ describe('vinhistory subscriptions cancel, billed subscriptions', () => {
   it('accounts create refuses an account billed by Stripe: its plan stays as it is, here and on Stripe', async () => {
     const { account, subscription } = await billedAccount('stripe-again@example.com', 'stripe', 'sub_stripe_cli_create');
 
-    const refused = await runCli(['accounts', 'create', '--email', 'stripe-again@example.com', '--plan', 'vip'], { dataDir: data.dir, env });
+    const refused = await runCliInProcess(['accounts', 'create', '--email', 'stripe-again@example.com', '--plan', 'vip'], { dataDir: data.dir, env });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe('error: An account with email stripe-again@example.com already exists.\n');
     expect(stub.requests.filter((request) => request.path.includes('sub_stripe_cli_create'))).toHaveLength(0);
@@ -76,7 +76,7 @@ describe('vinhistory subscriptions cancel, billed subscriptions', () => {
   it('refuses to end a Stripe-billed subscription without Stripe configured, and leaves it in force', async () => {
     const { account } = await billedAccount('stripe-unreachable@example.com', 'stripe', 'sub_stripe_cli_refused');
 
-    const refused = await runCli(['subscriptions', 'cancel', '--email', 'stripe-unreachable@example.com'], { dataDir: data.dir });
+    const refused = await runCliInProcess(['subscriptions', 'cancel', '--email', 'stripe-unreachable@example.com'], { dataDir: data.dir });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe('error: The subscription is billed by stripe, which is not configured here; nothing was changed.\n');
     expect(stub.calls('DELETE', '/v1/subscriptions/sub_stripe_cli_refused')).toHaveLength(0);
@@ -110,7 +110,7 @@ describe('vinhistory subscriptions cancel, billed subscriptions', () => {
       await db.close();
     }
 
-    const cancelled = await runCli(['subscriptions', 'cancel', '--email', 'manual-buyer@example.com'], { dataDir: data.dir });
+    const cancelled = await runCliInProcess(['subscriptions', 'cancel', '--email', 'manual-buyer@example.com'], { dataDir: data.dir });
     expect(cancelled.code, cancelled.stderr).toBe(0);
 
     const after = await openCliDatabase(data.dir);

@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeDataDir, openCliDatabase, runCli } from './run-cli.ts';
+import { makeDataDir, openCliDatabase, runCliInProcess } from './run-cli.ts';
 
-/** `vinhistory tokens create --test` through the real binary: a sandbox token that searches without a plan. */
+/** `vinhistory tokens create --test` (the CLI's main, in-process): a sandbox token that searches without a plan. */
 describe('vinhistory tokens create --test', () => {
   const data = makeDataDir();
-  const cli = (...args: string[]) => runCli(args, { dataDir: data.dir });
+  const cli = (...args: string[]) => runCliInProcess(args, { dataDir: data.dir });
   afterAll(() => data.remove());
 
   it('prints a vh_test_ token alone on stdout, for an account with no plan, with no warning; revoke takes it', async () => {
@@ -41,5 +41,5 @@ describe('vinhistory tokens create --test', () => {
     const revoked = await cli('tokens', 'revoke', '--token', test.stdout.trim());
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stdout).toBe('token revoked\n');
-  }, 120_000); // five runs of the binary, each a tsx start-up: seconds apiece on a busy machine
+  });
 });

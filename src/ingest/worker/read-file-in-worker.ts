@@ -25,17 +25,26 @@ export interface WorkerFileSource {
   chunks: AsyncIterable<PreparedChunk>;
 }
 
-const require = createRequire(import.meta.url);
-const WORKER_FILE = new URL('./read-file-worker.ts', import.meta.url).href;
-// (require.resolve finds the CommonJS build of tsx/esm/api; the ES module build sits beside it.)
-const TSX_API = pathToFileURL(require.resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
 /**
- * The worker runs the TypeScript sources the way bin/vinhistory.js does, through tsx's loader,
- * registered inside the worker before the module is imported (a loader given in execArgv does not
- * reach a worker's entry module on Node 20).
+ * This module runs either from the sources (under tsx or vitest) or from the build (dist/, where
+ * tsc has made it .js): the worker's module is its sibling in the same tree.
  */
-const BOOTSTRAP = `import(${JSON.stringify(TSX_API)})
-  .then(({ register }) => { register(); return import(${JSON.stringify(WORKER_FILE)}); });`;
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+const WORKER_FILE = new URL(FROM_SOURCES ? './read-file-worker.ts' : './read-file-worker.js', import.meta.url).href;
+/**
+ * From the sources, the worker runs the TypeScript the way bin/vinhistory.js does, through tsx's
+ * loader, registered inside the worker before the module is imported (a loader given in execArgv
+ * does not reach a worker's entry module on Node 20); the build needs no loader.
+ */
+const BOOTSTRAP = FROM_SOURCES
+  ? `import(${JSON.stringify(tsxApi())})
+  .then(({ register }) => { register(); return import(${JSON.stringify(WORKER_FILE)}); });`
+  : `import(${JSON.stringify(WORKER_FILE)});`;
+
+function tsxApi(): string {
+  // require.resolve finds the CommonJS build of tsx/esm/api; the ES module build sits beside it.
+  return pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+}
 
 export async function readFileInWorker(
   job: Pick<ReadFileJob, 'file' | 'format' | 'mapping' | 'enrichDataDir'> & Partial<Pick<ReadFileJob, 'chunkSize' | 'maxInFlight'>>,

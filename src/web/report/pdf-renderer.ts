@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 export type Paper = 'a4' | 'letter';
 
@@ -85,7 +85,11 @@ export class PdfRenderer {
 
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      const started = chromium.launch({ executablePath: this.options.browserPath, headless: true, args: LAUNCH_ARGS });
+      // Loaded on the first PDF, not with the container: playwright-core takes longer to import
+      // than the rest of the container together, and most processes (each CLI command) print none.
+      const started = import('playwright-core').then(({ chromium }) =>
+        chromium.launch({ executablePath: this.options.browserPath, headless: true, args: LAUNCH_ARGS }),
+      );
       this.browser = started;
       started.then(
         (browser) =>
