@@ -3,7 +3,7 @@
  * by the real server from a local photo host, and the server's search latency at a fixed rate,
  * idle and while it archives. See docs/benchmarks.md for the method and the latest figures.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ import { makeImage, startImageServer, type ImageServer } from '../test/support/i
 import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { Child, freePort, waitUntilReady } from './support/children.ts';
-import { pacedLoad, type PacedLoadResult } from './support/paced-load.ts';
+import { LoadProcess, slices, type LoadResult } from './support/load-process.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC_FILE = path.join(REPO_ROOT, 'docs', 'benchmarks.md');
@@ -32,6 +32,9 @@ const USAGE = `usage: npm run bench:media -- [options]
   --rate N          searches per second during both latency runs (default 200)
   --duration S      seconds of the idle latency run (default 8)
   --concurrency N   MEDIA_CONCURRENCY of the server (default 8)
+  --slice S         seconds of each slice of the archiving run, whose worst p99 counts (default 2)
+  --server-root DIR run the server from another checkout (an older commit, to compare with;
+                    its node_modules and migrations must match this one's)
   --write           write the figures into docs/benchmarks.md
 `;
 
@@ -41,6 +44,7 @@ const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : 'n/a'
 let tempDir: string | null = null;
 let server = null as Child | null;
 let photos = null as ImageServer | null;
+let load = null as LoadProcess | null;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -51,6 +55,8 @@ async function main(): Promise<void> {
       rate: { type: 'string', default: '200' },
       duration: { type: 'string', default: '8' },
       concurrency: { type: 'string', default: '8' },
+      slice: { type: 'string', default: '2' },
+      'server-root': { type: 'string' },
       write: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -66,7 +72,10 @@ async function main(): Promise<void> {
     rate: Number(values.rate),
     duration: Number(values.duration),
     concurrency: Number(values.concurrency),
+    slice: Number(values.slice),
+    serverRoot: values['server-root'] ? path.resolve(values['server-root']) : REPO_ROOT,
   };
+  if (values.write && settings.serverRoot !== REPO_ROOT) throw new Error('--write records this checkout\'s figures: drop --server-root');
   const command = `npm run bench:media${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
   tempDir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-media-'));
@@ -107,19 +116,19 @@ async function main(): Promise<void> {
   const childEnv = { ...process.env, ...env };
   delete childEnv.DATABASE_URL;
   delete childEnv.REDIS_URL;
-  server = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env: childEnv });
+  server = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: settings.serverRoot, env: childEnv });
   await waitUntilReady(server, `${baseUrl}/healthz`);
-  const headers = { authorization: token };
-  const randomPath = () => `/api/v1/search?vin=${vins[Math.floor(Math.random() * vins.length)]}`;
-  const load = (seconds: number) => pacedLoad({ host: HOST, port, rate: settings.rate, durationSeconds: seconds, path: randomPath, headers });
+  load = await LoadProcess.start({ host: HOST, port, pathPrefix: '/api/v1/search?vin=', values: vins, headers: { authorization: token } });
+  const serverCpu = () => processTreeCpuSeconds(server!.pid!);
 
-  log(`idle: ${settings.rate} searches/s for ${settings.duration} s`);
-  await load(2);
-  const idleCpuStart = await server.cpuSeconds();
-  const idleStart = performance.now();
-  const idle = checked(await load(settings.duration));
-  const idleCores = ((await server.cpuSeconds()) ?? 0) - (idleCpuStart ?? 0);
-  const idleCoresPerSecond = idleCores / ((performance.now() - idleStart) / 1000);
+  log(`idle: ${settings.rate} searches/s for ${settings.duration} s (load average ${loadAverage()})`);
+  checked(await load.run(settings.rate, 2));
+  const idleLoadAverage = loadAverage();
+  const idleCpuStart = await serverCpu();
+  const idle = checked(await load.run(settings.rate, settings.duration));
+  const idleCoresPerSecond = ((await serverCpu()) - idleCpuStart) / idle.seconds;
+  const idleLatency = summariseLatencies(idle.latency);
+  const idleSlices = slices(idle, settings.slice);
 
   // Queue the photos as an import would (10 a lot), and search while the server archives them.
   const queueing = createRepositories(db, { queueMediaImages: true });
@@ -129,34 +138,41 @@ async function main(): Promise<void> {
     for (let i = lot * 10; i < Math.min(settings.photos, lot * 10 + 10); i++) images.push(`${photos.base}/p/${i}.jpg`);
     photoLots.push({ ...(await plain.lots.findByVin(vins[lot]!))[0]!, lot_id: 900_000_000 + lot, images });
   }
+  const busyLoadAverageStart = loadAverage();
+  const busyCpuStart = await serverCpu();
   await queueing.lots.upsertBatch(photoLots);
   const queuedAt = performance.now();
-  const busyCpuStart = (await server.cpuSeconds()) ?? 0;
-  let busyCpuEnd = Number.NaN;
   log(`queued ${settings.photos} photos; searching at ${settings.rate}/s while the server archives them`);
+  // One run from the queueing to the last photo, on the same connections, cut into slices after.
+  const busyRun = load.runUntilStopped(settings.rate);
   let archivedAt = Number.NaN;
-  const watcher = (async () => {
-    for (;;) {
-      const status = await plain.media.status();
-      if (status.archived + status.failed + status.retrying >= settings.photos) {
-        archivedAt = performance.now();
-        busyCpuEnd = (await server!.cpuSeconds()) ?? Number.NaN;
-        return status;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+  let busyCpuEnd = Number.NaN;
+  let status;
+  for (;;) {
+    status = await plain.media.status();
+    if (status.archived + status.failed + status.retrying >= settings.photos) {
+      archivedAt = performance.now();
+      busyCpuEnd = await serverCpu();
+      break;
     }
-  })();
-  // The busy run lasts as long as the archiving does (at least 2 s), measured in slices.
-  const busyRuns: PacedLoadResult[] = [];
-  while (Number.isNaN(archivedAt) || busyRuns.length === 0) busyRuns.push(checked(await load(2)));
-  const status = await watcher;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // At least one whole slice, however fast the archiving.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, queuedAt + settings.slice * 1000 - performance.now())));
+  busyRun.stop();
+  const busy = checked(await busyRun.result);
+  const busyLoadAverageEnd = loadAverage();
   const archiveSeconds = (archivedAt - queuedAt) / 1000;
-  // The server's CPU while archiving, less what the searches took at the idle run's rate.
+  // The server's CPU (its image process included) while archiving, less the searches' share at the idle run's rate.
   const cpuPerPhotoMs = ((busyCpuEnd - busyCpuStart - idleCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
-  const busyLatencies = busyRuns.map((run) => run.latency);
-  const busyP99 = Math.max(...busyLatencies.map((l) => l.p99));
-  const busyP50 = busyLatencies.reduce((sum, l) => sum + l.p50, 0) / busyLatencies.length;
+  const busySlices = slices(busy, settings.slice);
+  const busyP99 = Math.max(...busySlices.map((l) => l.p99));
+  const busyP50 = busySlices.reduce((sum, l) => sum + l.p50, 0) / busySlices.length;
+  const busyLatency = summariseLatencies(busy.latency);
+  const idleWorstP99 = Math.max(...idleSlices.map((l) => l.p99));
 
+  await load.close();
+  load = null;
   await server.stop();
   server = null;
   await db.close();
@@ -164,7 +180,7 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, Node.js ${process.version}`;
   const markdown = [
-    `Measured ${new Date().toISOString().slice(0, 10)} with \`${command}\` on ${machine}; SQLite, directory store, the photo host and the load generator in the benchmark's process on the same machine.`,
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} with \`${command}\` on ${machine}, load average ${idleLoadAverage} idle, ${busyLoadAverageStart} to ${busyLoadAverageEnd} while archiving; SQLite, directory store, the photo host in the benchmark's process and the load generator in a process of its own, on the same machine${settings.serverRoot === REPO_ROOT ? '' : `; the server from ${settings.serverRoot}`}.`,
     '',
     '| figure | value |',
     '|---|---|',
@@ -172,9 +188,10 @@ async function main(): Promise<void> {
     `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all) |`,
     `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core |`,
     `| stored per photo (original + renditions) | ${(status.bytes / Math.max(1, status.objects) / 1024).toFixed(0)} KiB |`,
-    `| search p50 / p99 idle, ${settings.rate}/s | ${ms(idle.latency.p50)} / ${ms(idle.latency.p99)} ms |`,
-    `| search p50 / p99 while archiving, ${settings.rate}/s (worst 2 s slice) | ${ms(busyP50)} / ${ms(busyP99)} ms |`,
-    `| p99 while archiving / idle | ${(busyP99 / idle.latency.p99).toFixed(2)} |`,
+    `| search p50 / p99 idle, ${settings.rate}/s, ${settings.duration} s | ${ms(idleLatency.p50)} / ${ms(idleLatency.p99)} ms (worst ${settings.slice} s slice's p99: ${ms(idleWorstP99)} ms) |`,
+    `| search p50 / p99 while archiving, ${settings.rate}/s (mean p50 of the ${settings.slice} s slices / worst slice's p99) | ${ms(busyP50)} / ${ms(busyP99)} ms |`,
+    `| search p99 over the whole archiving run | ${ms(busyLatency.p99)} ms (max ${ms(busyLatency.max)} ms, ${busyLatency.count} searches) |`,
+    `| **p99 while archiving (worst slice) / idle** | **${(busyP99 / idleLatency.p99).toFixed(2)}** (target at most 1.2; whole run / idle: ${(busyLatency.p99 / idleLatency.p99).toFixed(2)}) |`,
     `| a search's lots read (findByVin), in process, p50 / p99 | ${ms(resolution.read.p50 * 1000)} / ${ms(resolution.read.p99 * 1000)} µs |`,
     `| the resolution step (resolveLots) on those lots, every photo archived, p50 / p99 | ${ms(resolution.resolve.p50 * 1000)} / ${ms(resolution.resolve.p99 * 1000)} µs (${resolution.images.toFixed(1)} photos a search on average) |`,
   ].join('\n');
@@ -223,16 +240,54 @@ async function measureResolution(config: ReturnType<typeof loadConfig>, db: Awai
   }
 }
 
-function checked(result: PacedLoadResult): PacedLoadResult {
-  if (result.non2xx > 0 || result.errors > 0) {
+function checked(result: LoadResult): LoadResult {
+  const non2xx = Object.entries(result.statusCodes).some(([code]) => !code.startsWith('2'));
+  if (non2xx || result.errors > 0) {
     throw new Error(`searches failed: ${JSON.stringify(result.statusCodes)} ${result.errorMessages.join('; ')}\n${server?.recentOutput ?? ''}`);
   }
   return result;
 }
 
+const loadAverage = () => os.loadavg()[0]!.toFixed(1);
+
+/**
+ * CPU seconds (user + system) of a process and every process under it (the server's image
+ * process), from /proc: a child's CPU counts towards its parent's only once it has exited.
+ */
+async function processTreeCpuSeconds(root: number): Promise<number> {
+  const stats = new Map<number, { parent: number; seconds: number }>();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces) start at field 3: the parent is
+      // field 4, utime and stime fields 14 and 15, in clock ticks (100 a second on Linux).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      stats.set(Number(entry), { parent: Number(fields[1]), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  let total = 0;
+  const within = new Set([root]);
+  // A process's children have higher ids than it only until ids wrap: go round until nothing is added.
+  for (let added = true; added; ) {
+    added = false;
+    for (const [pid, { parent }] of stats) {
+      if (!within.has(pid) && within.has(parent)) {
+        within.add(pid);
+        added = true;
+      }
+    }
+  }
+  for (const pid of within) total += stats.get(pid)?.seconds ?? 0;
+  return total;
+}
+
 try {
   await main();
 } finally {
+  await load?.close();
   await server?.stop();
   await photos?.close();
   if (tempDir) await rm(tempDir, { recursive: true, force: true });
