@@ -119,14 +119,17 @@ async function main(): Promise<void> {
   server = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: settings.serverRoot, env: childEnv });
   await waitUntilReady(server, `${baseUrl}/healthz`);
   load = await LoadProcess.start({ host: HOST, port, pathPrefix: '/api/v1/search?vin=', values: vins, headers: { authorization: token } });
-  const serverCpu = () => processTreeCpuSeconds(server!.pid!);
+  const serverCpu = async () => (await processTreeCpuSeconds(server!.pid!)).total;
+  const serverOwnCpu = async () => (await processTreeCpuSeconds(server!.pid!)).own;
 
   log(`idle: ${settings.rate} searches/s for ${settings.duration} s (load average ${loadAverage()})`);
   checked(await load.run(settings.rate, 2));
   const idleLoadAverage = loadAverage();
   const idleCpuStart = await serverCpu();
+  const idleOwnCpuStart = await serverOwnCpu();
   const idle = checked(await load.run(settings.rate, settings.duration));
   const idleCoresPerSecond = ((await serverCpu()) - idleCpuStart) / idle.seconds;
+  const idleOwnCoresPerSecond = ((await serverOwnCpu()) - idleOwnCpuStart) / idle.seconds;
   const idleLatency = summariseLatencies(idle.latency);
   const idleSlices = slices(idle, settings.slice);
 
@@ -140,6 +143,7 @@ async function main(): Promise<void> {
   }
   const busyLoadAverageStart = loadAverage();
   const busyCpuStart = await serverCpu();
+  const busyOwnCpuStart = await serverOwnCpu();
   await queueing.lots.upsertBatch(photoLots);
   const queuedAt = performance.now();
   log(`queued ${settings.photos} photos; searching at ${settings.rate}/s while the server archives them`);
@@ -147,12 +151,14 @@ async function main(): Promise<void> {
   const busyRun = load.runUntilStopped(settings.rate);
   let archivedAt = Number.NaN;
   let busyCpuEnd = Number.NaN;
+  let busyOwnCpuEnd = Number.NaN;
   let status;
   for (;;) {
     status = await plain.media.status();
     if (status.archived + status.failed + status.retrying >= settings.photos) {
       archivedAt = performance.now();
       busyCpuEnd = await serverCpu();
+      busyOwnCpuEnd = await serverOwnCpu();
       break;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -165,6 +171,8 @@ async function main(): Promise<void> {
   const archiveSeconds = (archivedAt - queuedAt) / 1000;
   // The server's CPU (its image process included) while archiving, less the searches' share at the idle run's rate.
   const cpuPerPhotoMs = ((busyCpuEnd - busyCpuStart - idleCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
+  // The part of it in the server's own process (fetching, the database, the store, the hand-over to the image process).
+  const ownCpuPerPhotoMs = ((busyOwnCpuEnd - busyOwnCpuStart - idleOwnCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
   const busySlices = slices(busy, settings.slice);
   const busyP99 = Math.max(...busySlices.map((l) => l.p99));
   const busyP50 = busySlices.reduce((sum, l) => sum + l.p50, 0) / busySlices.length;
@@ -186,7 +194,7 @@ async function main(): Promise<void> {
     '|---|---|',
     `| photos archived (fetch, check, 2 renditions, store) | ${status.archived} of ${settings.photos} (${status.failed + status.retrying} failed), ${(photoBytes / settings.photos / 1024).toFixed(0)} KiB each on average |`,
     `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all) |`,
-    `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core |`,
+    `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core; ${ownCpuPerPhotoMs.toFixed(1)} ms of it in the server's own process |`,
     `| stored per photo (original + renditions) | ${(status.bytes / Math.max(1, status.objects) / 1024).toFixed(0)} KiB |`,
     `| search p50 / p99 idle, ${settings.rate}/s, ${settings.duration} s | ${ms(idleLatency.p50)} / ${ms(idleLatency.p99)} ms (worst ${settings.slice} s slice's p99: ${ms(idleWorstP99)} ms) |`,
     `| search p50 / p99 while archiving, ${settings.rate}/s (mean p50 of the ${settings.slice} s slices / worst slice's p99) | ${ms(busyP50)} / ${ms(busyP99)} ms |`,
@@ -254,7 +262,7 @@ const loadAverage = () => os.loadavg()[0]!.toFixed(1);
  * CPU seconds (user + system) of a process and every process under it (the server's image
  * process), from /proc: a child's CPU counts towards its parent's only once it has exited.
  */
-async function processTreeCpuSeconds(root: number): Promise<number> {
+async function processTreeCpuSeconds(root: number): Promise<{ own: number; total: number }> {
   const stats = new Map<number, { parent: number; seconds: number }>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -281,7 +289,7 @@ async function processTreeCpuSeconds(root: number): Promise<number> {
     }
   }
   for (const pid of within) total += stats.get(pid)?.seconds ?? 0;
-  return total;
+  return { own: stats.get(root)?.seconds ?? 0, total };
 }
 
 try {

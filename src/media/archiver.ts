@@ -80,6 +80,7 @@ export class MediaArchiver {
   /** Runs in the background until stop(): what `vinhistory serve` does with the archive on. */
   start(): void {
     if (this.loop) return;
+    this.images.warm();
     this.stopping = new AbortController();
     this.loop = this.work({ untilIdle: false, signal: this.stopping.signal }).then(
       () => undefined,

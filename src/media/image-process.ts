@@ -90,6 +90,15 @@ export class ImageProcess {
     return this.running?.child.pid;
   }
 
+  /**
+   * Starts the child now rather than with the first photo. Starting a process blocks this one's
+   * event loop for some milliseconds (it is forked), so a server does it once, at start, instead
+   * of in the middle of searches.
+   */
+  warm(): void {
+    if (!this.closed) this.start();
+  }
+
   /** Whether sharp reads the bytes as a photo the archive keeps, and their SHA-256. */
   async check(bytes: Buffer): Promise<CheckedImage> {
     const answer = await this.run({ op: 'check', bytes });
@@ -205,6 +214,8 @@ export class ImageProcess {
         reject(new ImageProcessError('stopped', `the image process did not start (${how})`));
       });
     });
+    // Awaited by every job; a child that never starts must not be an unhandled rejection meanwhile.
+    ready.catch(() => {});
     const running: Running = { child, ready, gone };
     void gone.then(() => {
       if (this.running === running) this.running = null;

@@ -184,6 +184,20 @@ describe.each(DIALECTS)('photo archive on %s', (dialect) => {
     expect(images.pid).toBeUndefined();
   });
 
+  it('a running archiver starts its image process at once, before any photo, and stop() ends it', async () => {
+    const images = new ImageProcess();
+    const running = archiver({ images });
+    running.start();
+    expect(images.pid).toBeDefined();
+    await app.services.ingest.importUpload(ndjson([makeLot({ vin: validVin('1HGCM82633A00412'), lot_id: 36, images: [`${server.base}/photo.png`] })]), {});
+    for (let i = 0; i < 200 && (await app.services.media.status()).archived === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await app.services.media.status()).toMatchObject({ archived: 1 });
+    const pid = images.pid!;
+    await running.stop();
+    expect(images.pid).toBeUndefined();
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+
   it('keeps a lot\'s order and the per-host bound while fetching several at once', async () => {
     const slowServer = await startImageServer({ delayMs: 50 });
     try {
