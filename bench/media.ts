@@ -178,6 +178,8 @@ async function main(): Promise<void> {
   const busyP50 = busySlices.reduce((sum, l) => sum + l.p50, 0) / busySlices.length;
   const busyLatency = summariseLatencies(busy.latency);
   const idleWorstP99 = Math.max(...idleSlices.map((l) => l.p99));
+  const series = (list: LatencySummary[]) => list.map((l) => `${ms(l.p50)}/${ms(l.p99)}/${ms(l.max)}`).join(' ');
+  log(`p50/p99/max of each ${settings.slice} s slice, ms: idle ${series(idleSlices)}; archiving ${series(busySlices)}`);
 
   await load.close();
   load = null;

@@ -1,14 +1,33 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { Renditions } from './image-check.ts';
 import type { CheckedImage, ImageAnswer, ImageJob } from './image-worker.ts';
 
 /**
- * The lowest priority there is (nice 19): on Linux a busy process at 0 gets about 68 times its CPU
- * share, so the archive's image work takes only what the searches leave (docs/media.md).
+ * The lowest priority niceness (19): a busy process at 0 weighs about 68 times one at 19 in the
+ * kernel's share of the CPU, so the archive's image work takes only what the searches leave.
  */
 export const IMAGE_WORK_NICE = 19;
+
+/**
+ * Linux's SCHED_IDLE, set by util-linux's `chrt` as it starts the child, where there is one (Debian
+ * and its images have it). Beyond a smaller share still, it makes a search that wakes up take the
+ * core from the child at once, where a niced child may first finish a slice of a few
+ * milliseconds, and lets the kernel count a core running only the child as free when it places
+ * the search. Without chrt (Alpine, macOS) the child runs niced only.
+ */
+export const CHRT = process.platform === 'linux' ? (['/usr/bin/chrt', '/bin/chrt'].find((file) => executable(file)) ?? null) : null;
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Why a job got no answer: the child died while working on it, or took longer than allowed. */
 export class ImageProcessError extends Error {
@@ -24,6 +43,8 @@ export class ImageProcessError extends Error {
 export interface ImageProcessOptions {
   /** The child's niceness, 0 to 19. */
   nice?: number;
+  /** Run the child under SCHED_IDLE (Linux, with chrt); true where chrt was found. */
+  schedIdle?: boolean;
   /**
    * How long one job may run before the child is killed and the job fails. Generous: at nice 19 on
    * a machine busy with other work, a photo that takes 100 ms of CPU may wait seconds for it.
@@ -64,10 +85,11 @@ interface Pending {
 }
 
 /**
- * The archive's image work in a child process at a low priority, started on first use: checking a
- * photo, hashing it and making its renditions. Jobs run one at a time, queued here, so that a child
- * that dies (a photo that crashes the decoder, an operator's kill) or that is killed for taking too
- * long takes one job with it: that job fails, and the next starts a new child.
+ * The archive's image work in a child process at a low priority, started on first use or by
+ * warm(): checking a photo, hashing it and making its renditions. Jobs run one at a time, queued
+ * here, so that a child that dies (a photo that crashes the decoder, an operator's kill) or that
+ * is killed for taking too long takes one job with it: that job fails, and the next starts a new
+ * child.
  */
 export class ImageProcess {
   private running: Running | null = null;
@@ -76,11 +98,13 @@ export class ImageProcess {
   private nextId = 1;
   private closed = false;
   private readonly nice: number;
+  private readonly schedIdle: boolean;
   private readonly jobTimeoutMs: number;
   private readonly module: URL;
 
   constructor(options: ImageProcessOptions = {}) {
     this.nice = options.nice ?? IMAGE_WORK_NICE;
+    this.schedIdle = (options.schedIdle ?? true) && CHRT !== null;
     this.jobTimeoutMs = options.jobTimeoutMs ?? 60_000;
     this.module = options.module ?? WORKER_MODULE;
   }
@@ -125,7 +149,7 @@ export class ImageProcess {
       // The child exits when its channel closes; one that does not within 5 s is killed.
       if (running.child.connected) running.child.disconnect();
       const timer = setTimeout(() => running.child.kill('SIGKILL'), 5_000);
-      await running.gone;
+      await running.exited;
       clearTimeout(timer);
     }
     this.closed = false;
@@ -153,24 +177,29 @@ export class ImageProcess {
   private async send(pending: Pending): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     let onMessage: ((answer: ImageAnswer) => void) | undefined;
+    let onGone: ((how: string) => void) | undefined;
     let running: Running | undefined;
     try {
       running = this.start();
-      await running.ready;
+      // A job keeps the process alive until answered, the wait for the child's start included.
       (running.child.channel as { ref?: () => void } | undefined)?.ref?.();
+      await running.ready;
+      const child = running.child;
       const answer = await new Promise<ImageAnswer>((resolve, reject) => {
         onMessage = (answer) => {
           if (answer.id === pending.job.id) resolve(answer);
         };
-        running!.child.on('message', onMessage);
-        void running!.gone.then((how) => reject(new ImageProcessError('stopped', `the image process stopped while working on the photo (${how})`)));
+        onGone = (how) => reject(new ImageProcessError('stopped', `the image process stopped while working on the photo (${how})`));
+        if (running!.gone !== null) return onGone(running!.gone);
+        child.on('message', onMessage);
+        running!.goneListeners.add(onGone);
         timer = setTimeout(() => {
           // The next job must not go to the child being killed.
           if (this.running === running) this.running = null;
-          running!.child.kill('SIGKILL');
+          child.kill('SIGKILL');
           reject(new ImageProcessError('timeout', `the image process took longer than ${this.jobTimeoutMs / 1000} s over the photo`));
         }, this.jobTimeoutMs);
-        running!.child.send(pending.job, (error) => {
+        child.send(pending.job, (error) => {
           if (error) reject(new ImageProcessError('stopped', `the image process could not be given the photo (${error.message})`));
         });
       });
@@ -180,6 +209,7 @@ export class ImageProcess {
     } finally {
       clearTimeout(timer);
       if (onMessage) running?.child.off('message', onMessage);
+      if (onGone) running?.goneListeners.delete(onGone);
       this.current = null;
       this.pump();
     }
@@ -188,38 +218,48 @@ export class ImageProcess {
   /** The running child, or a new one (the first job, or the last child died). */
   private start(): Running {
     if (this.running) return this.running;
-    const child = spawn(process.execPath, ['--input-type=module', '--eval', bootstrap(this.module, this.nice)], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'advanced',
-    });
-    // Never what keeps the server or a CLI from exiting: a job in flight refs the channel.
+    const node = [process.execPath, '--input-type=module', '--eval', bootstrap(this.module, this.nice)];
+    // chrt sets the policy and then becomes node (exec): the pid is node's, and every thread inherits it.
+    const [command, ...args] = this.schedIdle ? [CHRT!, '--idle', '0', ...node] : node;
+    const child = spawn(command!, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    // Never what keeps the server or a CLI from exiting while idle: a job refs the channel.
     child.unref();
-    // A spawn that fails (too many processes) says so with 'error' and may never say 'exit'.
-    const gone = new Promise<string>((resolve) => {
-      child.once('exit', (code, signal) => resolve(signal ?? `exit code ${code}`));
-      child.once('error', (error) => {
-        child.kill('SIGKILL');
-        resolve(error.message);
-      });
-    });
-    const ready = new Promise<void>((resolve, reject) => {
-      const onMessage = (message: unknown) => {
-        if ((message as { ready?: boolean } | null)?.ready !== true) return;
-        child.off('message', onMessage);
-        resolve();
-      };
-      child.on('message', onMessage);
-      void gone.then((how) => {
-        child.off('message', onMessage);
-        reject(new ImageProcessError('stopped', `the image process did not start (${how})`));
-      });
-    });
+    (child.channel as { unref?: () => void } | undefined)?.unref?.();
+    let started!: () => void;
+    let failed!: (error: Error) => void;
+    const running: Running = {
+      child,
+      ready: new Promise<void>((resolve, reject) => {
+        started = resolve;
+        failed = reject;
+      }),
+      gone: null,
+      goneListeners: new Set(),
+      exited: new Promise<void>((resolve) => {
+        // A spawn that fails (too many processes) says so with 'error' and may never say 'exit'.
+        const end = (how: string) => {
+          if (running.gone !== null) return;
+          running.gone = how;
+          if (this.running === running) this.running = null;
+          failed(new ImageProcessError('stopped', `the image process did not start (${how})`));
+          for (const listener of running.goneListeners) listener(how);
+          resolve();
+        };
+        child.once('exit', (code, signal) => end(signal ?? `exit code ${code}`));
+        child.once('error', (error) => {
+          child.kill('SIGKILL');
+          end(error.message);
+        });
+      }),
+    };
     // Awaited by every job; a child that never starts must not be an unhandled rejection meanwhile.
-    ready.catch(() => {});
-    const running: Running = { child, ready, gone };
-    void gone.then(() => {
-      if (this.running === running) this.running = null;
-    });
+    running.ready.catch(() => {});
+    const onReady = (message: unknown) => {
+      if ((message as { ready?: boolean } | null)?.ready !== true) return;
+      child.off('message', onReady);
+      started();
+    };
+    child.on('message', onReady);
     this.running = running;
     return running;
   }
@@ -229,8 +269,11 @@ interface Running {
   child: ChildProcess;
   /** Resolves when the child has loaded its module and listens for jobs. */
   ready: Promise<void>;
-  /** Resolves, with how, when the child has exited or could not be started. */
-  gone: Promise<string>;
+  /** How the child ended (its exit code or signal, or why it could not start); null while it runs. */
+  gone: string | null;
+  /** Told once, when it ends: the job it was working on fails. */
+  goneListeners: Set<(how: string) => void>;
+  exited: Promise<void>;
 }
 
 function asBuffer(bytes: Uint8Array): Buffer {

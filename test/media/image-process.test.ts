@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkImage, makeRenditions } from '../../src/media/image-check.ts';
-import { IMAGE_WORK_NICE, ImageProcess, ImageProcessError } from '../../src/media/image-process.ts';
+import { CHRT, IMAGE_WORK_NICE, ImageProcess, ImageProcessError } from '../../src/media/image-process.ts';
 import { makeImage } from '../support/image-server.ts';
 import { CRASH, HANG } from './misbehaving-image-worker.ts';
 
@@ -18,13 +18,16 @@ function alive(pid: number): boolean {
   }
 }
 
-/** The nice value of every thread of a process, from /proc (field 19 of each task's stat). */
-function threadNiceness(pid: number): number[] {
+/** The nice value and scheduling policy of every thread of a process, from /proc (fields 19 and 41 of each task's stat). */
+function threads(pid: number): { nice: number; policy: number }[] {
   return readdirSync(`/proc/${pid}/task`).map((tid) => {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { nice: Number(fields[16]), policy: Number(fields[38]) };
   });
 }
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
 
 describe('the image process', () => {
   let jpeg: Buffer;
@@ -72,13 +75,26 @@ describe('the image process', () => {
   });
 
   it.runIf(process.platform === 'linux')('runs every thread of the child at the lowest priority, libvips\' and libuv\'s included', async () => {
-    const images = open();
+    const images = open({ schedIdle: false });
     await images.renditions(jpeg);
-    const niceness = threadNiceness(images.pid!);
+    const own = threads(images.pid!);
     // The main thread, V8's, tsx's loader, libuv's pool (where sharp runs) and libvips' own.
-    expect(niceness.length).toBeGreaterThan(4);
-    expect(new Set(niceness)).toEqual(new Set([IMAGE_WORK_NICE]));
-    expect(threadNiceness(process.pid)).not.toContain(IMAGE_WORK_NICE);
+    expect(own.length).toBeGreaterThan(4);
+    expect(new Set(own.map((thread) => thread.nice))).toEqual(new Set([IMAGE_WORK_NICE]));
+    expect(new Set(own.map((thread) => thread.policy))).toEqual(new Set([SCHED_OTHER]));
+    expect(threads(process.pid).map((thread) => thread.nice)).not.toContain(IMAGE_WORK_NICE);
+  });
+
+  it.runIf(CHRT !== null)('runs every thread of the child under SCHED_IDLE where chrt is there, and still answers', async () => {
+    const images = open();
+    const { check } = await images.check(jpeg);
+    expect(check.ok).toBe(true);
+    await images.renditions(jpeg);
+    const own = threads(images.pid!);
+    expect(own.length).toBeGreaterThan(4);
+    expect(new Set(own.map((thread) => thread.policy))).toEqual(new Set([SCHED_IDLE]));
+    expect(new Set(own.map((thread) => thread.nice))).toEqual(new Set([IMAGE_WORK_NICE]));
+    expect(threads(process.pid).map((thread) => thread.policy)).not.toContain(SCHED_IDLE);
   });
 
   it('fails the job a crashed child was working on, and starts a new child for the next', async () => {
