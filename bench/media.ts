@@ -2,6 +2,9 @@
  * The photo archive benchmark (`npm run bench:media -- [options]`): photos archived per second
  * by the real server from a local photo host, and the server's search latency at a fixed rate,
  * idle and while it archives. See docs/benchmarks.md for the method and the latest figures.
+ * The searches come from a process of their own (support/load-process.ts), evenly spaced, in one
+ * run while the server archives, cut afterwards into slices whose worst p99 is the figure that
+ * counts; `--server-root` runs another checkout's server under the same load, to compare.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -127,7 +130,9 @@ async function main(): Promise<void> {
   const idleLoadAverage = loadAverage();
   const idleCpuStart = await serverCpu();
   const idleOwnCpuStart = await serverOwnCpu();
+  const idleGcStart = await gcTotals(baseUrl);
   const idle = checked(await load.run(settings.rate, settings.duration));
+  const idleGc = gcBetween(idleGcStart, await gcTotals(baseUrl), idle.seconds);
   const idleCoresPerSecond = ((await serverCpu()) - idleCpuStart) / idle.seconds;
   const idleOwnCoresPerSecond = ((await serverOwnCpu()) - idleOwnCpuStart) / idle.seconds;
   const idleLatency = summariseLatencies(idle.latency);
@@ -144,6 +149,7 @@ async function main(): Promise<void> {
   const busyLoadAverageStart = loadAverage();
   const busyCpuStart = await serverCpu();
   const busyOwnCpuStart = await serverOwnCpu();
+  const busyGcStart = await gcTotals(baseUrl);
   await queueing.lots.upsertBatch(photoLots);
   const queuedAt = performance.now();
   log(`queued ${settings.photos} photos; searching at ${settings.rate}/s while the server archives them`);
@@ -167,6 +173,7 @@ async function main(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, queuedAt + settings.slice * 1000 - performance.now())));
   busyRun.stop();
   const busy = checked(await busyRun.result);
+  const busyGc = gcBetween(busyGcStart, await gcTotals(baseUrl), busy.seconds);
   const busyLoadAverageEnd = loadAverage();
   const archiveSeconds = (archivedAt - queuedAt) / 1000;
   // The server's CPU (its image process included) while archiving, less the searches' share at the idle run's rate.
@@ -202,6 +209,7 @@ async function main(): Promise<void> {
     `| search p50 / p99 while archiving, ${settings.rate}/s (mean p50 of the ${settings.slice} s slices / worst slice's p99) | ${ms(busyP50)} / ${ms(busyP99)} ms |`,
     `| search p99 over the whole archiving run | ${ms(busyLatency.p99)} ms (max ${ms(busyLatency.max)} ms, ${busyLatency.count} searches) |`,
     `| **p99 while archiving (worst slice) / idle** | **${(busyP99 / idleLatency.p99).toFixed(2)}** (target at most 1.2; whole run / idle: ${(busyLatency.p99 / idleLatency.p99).toFixed(2)}) |`,
+    `| the server's garbage collections, idle / while archiving | ${idleGc} / ${busyGc} |`,
     `| a search's lots read (findByVin), in process, p50 / p99 | ${ms(resolution.read.p50 * 1000)} / ${ms(resolution.read.p99 * 1000)} µs |`,
     `| the resolution step (resolveLots) on those lots, every photo archived, p50 / p99 | ${ms(resolution.resolve.p50 * 1000)} / ${ms(resolution.resolve.p99 * 1000)} µs (${resolution.images.toFixed(1)} photos a search on average) |`,
   ].join('\n');
@@ -259,6 +267,33 @@ function checked(result: LoadResult): LoadResult {
 }
 
 const loadAverage = () => os.loadavg()[0]!.toFixed(1);
+
+interface GcTotals {
+  /** Count and seconds per kind (major, minor, incremental, weakcb), since the server started. */
+  [kind: string]: { count: number; seconds: number };
+}
+
+/** The server's garbage collection so far, from its /metrics (prom-client's default metrics; loopback may read them). */
+async function gcTotals(baseUrl: string): Promise<GcTotals> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const totals: GcTotals = {};
+  for (const match of text.matchAll(/^vinhistory_nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} ([\d.e+-]+)$/gm)) {
+    const entry = (totals[match[2]!] ??= { count: 0, seconds: 0 });
+    if (match[1] === 'sum') entry.seconds = Number(match[3]);
+    else entry.count = Number(match[3]);
+  }
+  return totals;
+}
+
+/** Major and minor collections between two readings, per second of the run: where a tail could come from inside the server. */
+function gcBetween(from: GcTotals, to: GcTotals, seconds: number): string {
+  const part = (kind: string) => {
+    const count = (to[kind]?.count ?? 0) - (from[kind]?.count ?? 0);
+    const ms = ((to[kind]?.seconds ?? 0) - (from[kind]?.seconds ?? 0)) * 1000;
+    return `${kind} ${(count / seconds).toFixed(1)}/s, ${count > 0 ? (ms / count).toFixed(1) : '0'} ms each`;
+  };
+  return `${part('major')}; ${part('minor')}`;
+}
 
 /**
  * CPU seconds (user + system) of a process and every process under it (the server's image
