@@ -2,8 +2,11 @@
  * The photo archive benchmark (`npm run bench:media -- [options]`): photos archived per second
  * by the real server from a local photo host, and the server's search latency at a fixed rate,
  * idle and while it archives. See docs/benchmarks.md for the method and the latest figures.
+ * The searches come from a process of their own (support/load-process.ts), evenly spaced, in one
+ * run while the server archives, cut afterwards into slices whose worst p99 is the figure that
+ * counts; `--server-root` runs another checkout's server under the same load, to compare.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +22,7 @@ import { makeImage, startImageServer, type ImageServer } from '../test/support/i
 import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { Child, freePort, waitUntilReady } from './support/children.ts';
-import { pacedLoad, type PacedLoadResult } from './support/paced-load.ts';
+import { LoadProcess, slices, type LoadResult } from './support/load-process.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC_FILE = path.join(REPO_ROOT, 'docs', 'benchmarks.md');
@@ -32,6 +35,9 @@ const USAGE = `usage: npm run bench:media -- [options]
   --rate N          searches per second during both latency runs (default 200)
   --duration S      seconds of the idle latency run (default 8)
   --concurrency N   MEDIA_CONCURRENCY of the server (default 8)
+  --slice S         seconds of each slice of the archiving run, whose worst p99 counts (default 2)
+  --server-root DIR run the server from another checkout (an older commit, to compare with;
+                    its node_modules and migrations must match this one's)
   --write           write the figures into docs/benchmarks.md
 `;
 
@@ -41,6 +47,7 @@ const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : 'n/a'
 let tempDir: string | null = null;
 let server = null as Child | null;
 let photos = null as ImageServer | null;
+let load = null as LoadProcess | null;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -51,6 +58,8 @@ async function main(): Promise<void> {
       rate: { type: 'string', default: '200' },
       duration: { type: 'string', default: '8' },
       concurrency: { type: 'string', default: '8' },
+      slice: { type: 'string', default: '2' },
+      'server-root': { type: 'string' },
       write: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -66,7 +75,10 @@ async function main(): Promise<void> {
     rate: Number(values.rate),
     duration: Number(values.duration),
     concurrency: Number(values.concurrency),
+    slice: Number(values.slice),
+    serverRoot: values['server-root'] ? path.resolve(values['server-root']) : REPO_ROOT,
   };
+  if (values.write && settings.serverRoot !== REPO_ROOT) throw new Error('--write records this checkout\'s figures: drop --server-root');
   const command = `npm run bench:media${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
   tempDir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-media-'));
@@ -107,19 +119,24 @@ async function main(): Promise<void> {
   const childEnv = { ...process.env, ...env };
   delete childEnv.DATABASE_URL;
   delete childEnv.REDIS_URL;
-  server = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env: childEnv });
+  server = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: settings.serverRoot, env: childEnv });
   await waitUntilReady(server, `${baseUrl}/healthz`);
-  const headers = { authorization: token };
-  const randomPath = () => `/api/v1/search?vin=${vins[Math.floor(Math.random() * vins.length)]}`;
-  const load = (seconds: number) => pacedLoad({ host: HOST, port, rate: settings.rate, durationSeconds: seconds, path: randomPath, headers });
+  load = await LoadProcess.start({ host: HOST, port, pathPrefix: '/api/v1/search?vin=', values: vins, headers: { authorization: token } });
+  const serverCpu = async () => (await processTreeCpuSeconds(server!.pid!)).total;
+  const serverOwnCpu = async () => (await processTreeCpuSeconds(server!.pid!)).own;
 
-  log(`idle: ${settings.rate} searches/s for ${settings.duration} s`);
-  await load(2);
-  const idleCpuStart = await server.cpuSeconds();
-  const idleStart = performance.now();
-  const idle = checked(await load(settings.duration));
-  const idleCores = ((await server.cpuSeconds()) ?? 0) - (idleCpuStart ?? 0);
-  const idleCoresPerSecond = idleCores / ((performance.now() - idleStart) / 1000);
+  log(`idle: ${settings.rate} searches/s for ${settings.duration} s (load average ${loadAverage()})`);
+  checked(await load.run(settings.rate, 2));
+  const idleLoadAverage = loadAverage();
+  const idleCpuStart = await serverCpu();
+  const idleOwnCpuStart = await serverOwnCpu();
+  const idleGcStart = await gcTotals(baseUrl);
+  const idle = checked(await load.run(settings.rate, settings.duration));
+  const idleGc = gcBetween(idleGcStart, await gcTotals(baseUrl), idle.seconds);
+  const idleCoresPerSecond = ((await serverCpu()) - idleCpuStart) / idle.seconds;
+  const idleOwnCoresPerSecond = ((await serverOwnCpu()) - idleOwnCpuStart) / idle.seconds;
+  const idleLatency = summariseLatencies(idle.latency);
+  const idleSlices = slices(idle, settings.slice);
 
   // Queue the photos as an import would (10 a lot), and search while the server archives them.
   const queueing = createRepositories(db, { queueMediaImages: true });
@@ -129,34 +146,50 @@ async function main(): Promise<void> {
     for (let i = lot * 10; i < Math.min(settings.photos, lot * 10 + 10); i++) images.push(`${photos.base}/p/${i}.jpg`);
     photoLots.push({ ...(await plain.lots.findByVin(vins[lot]!))[0]!, lot_id: 900_000_000 + lot, images });
   }
+  const busyLoadAverageStart = loadAverage();
+  const busyCpuStart = await serverCpu();
+  const busyOwnCpuStart = await serverOwnCpu();
+  const busyGcStart = await gcTotals(baseUrl);
   await queueing.lots.upsertBatch(photoLots);
   const queuedAt = performance.now();
-  const busyCpuStart = (await server.cpuSeconds()) ?? 0;
-  let busyCpuEnd = Number.NaN;
   log(`queued ${settings.photos} photos; searching at ${settings.rate}/s while the server archives them`);
+  // One run from the queueing to the last photo, on the same connections, cut into slices after.
+  const busyRun = load.runUntilStopped(settings.rate);
   let archivedAt = Number.NaN;
-  const watcher = (async () => {
-    for (;;) {
-      const status = await plain.media.status();
-      if (status.archived + status.failed + status.retrying >= settings.photos) {
-        archivedAt = performance.now();
-        busyCpuEnd = (await server!.cpuSeconds()) ?? Number.NaN;
-        return status;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+  let busyCpuEnd = Number.NaN;
+  let busyOwnCpuEnd = Number.NaN;
+  let status;
+  for (;;) {
+    status = await plain.media.status();
+    if (status.archived + status.failed + status.retrying >= settings.photos) {
+      archivedAt = performance.now();
+      busyCpuEnd = await serverCpu();
+      busyOwnCpuEnd = await serverOwnCpu();
+      break;
     }
-  })();
-  // The busy run lasts as long as the archiving does (at least 2 s), measured in slices.
-  const busyRuns: PacedLoadResult[] = [];
-  while (Number.isNaN(archivedAt) || busyRuns.length === 0) busyRuns.push(checked(await load(2)));
-  const status = await watcher;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // At least one whole slice, however fast the archiving.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, queuedAt + settings.slice * 1000 - performance.now())));
+  busyRun.stop();
+  const busy = checked(await busyRun.result);
+  const busyGc = gcBetween(busyGcStart, await gcTotals(baseUrl), busy.seconds);
+  const busyLoadAverageEnd = loadAverage();
   const archiveSeconds = (archivedAt - queuedAt) / 1000;
-  // The server's CPU while archiving, less what the searches took at the idle run's rate.
+  // The server's CPU (its image process included) while archiving, less the searches' share at the idle run's rate.
   const cpuPerPhotoMs = ((busyCpuEnd - busyCpuStart - idleCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
-  const busyLatencies = busyRuns.map((run) => run.latency);
-  const busyP99 = Math.max(...busyLatencies.map((l) => l.p99));
-  const busyP50 = busyLatencies.reduce((sum, l) => sum + l.p50, 0) / busyLatencies.length;
+  // The part of it in the server's own process (fetching, the database, the store, the hand-over to the image process).
+  const ownCpuPerPhotoMs = ((busyOwnCpuEnd - busyOwnCpuStart - idleOwnCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
+  const busySlices = slices(busy, settings.slice);
+  const busyP99 = Math.max(...busySlices.map((l) => l.p99));
+  const busyP50 = busySlices.reduce((sum, l) => sum + l.p50, 0) / busySlices.length;
+  const busyLatency = summariseLatencies(busy.latency);
+  const idleWorstP99 = Math.max(...idleSlices.map((l) => l.p99));
+  const series = (list: LatencySummary[]) => list.map((l) => `${ms(l.p50)}/${ms(l.p99)}/${ms(l.max)}`).join(' ');
+  log(`p50/p99/max of each ${settings.slice} s slice, ms: idle ${series(idleSlices)}; archiving ${series(busySlices)}`);
 
+  await load.close();
+  load = null;
   await server.stop();
   server = null;
   await db.close();
@@ -164,17 +197,19 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, Node.js ${process.version}`;
   const markdown = [
-    `Measured ${new Date().toISOString().slice(0, 10)} with \`${command}\` on ${machine}; SQLite, directory store, the photo host and the load generator in the benchmark's process on the same machine.`,
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} with \`${command}\` on ${machine}, load average ${idleLoadAverage} idle, ${busyLoadAverageStart} to ${busyLoadAverageEnd} while archiving; SQLite, directory store, the photo host in the benchmark's process and the load generator in a process of its own, on the same machine${settings.serverRoot === REPO_ROOT ? '' : `; the server from ${settings.serverRoot}`}.`,
     '',
     '| figure | value |',
     '|---|---|',
     `| photos archived (fetch, check, 2 renditions, store) | ${status.archived} of ${settings.photos} (${status.failed + status.retrying} failed), ${(photoBytes / settings.photos / 1024).toFixed(0)} KiB each on average |`,
     `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all) |`,
-    `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core |`,
+    `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core; ${ownCpuPerPhotoMs.toFixed(1)} ms of it in the server's own process |`,
     `| stored per photo (original + renditions) | ${(status.bytes / Math.max(1, status.objects) / 1024).toFixed(0)} KiB |`,
-    `| search p50 / p99 idle, ${settings.rate}/s | ${ms(idle.latency.p50)} / ${ms(idle.latency.p99)} ms |`,
-    `| search p50 / p99 while archiving, ${settings.rate}/s (worst 2 s slice) | ${ms(busyP50)} / ${ms(busyP99)} ms |`,
-    `| p99 while archiving / idle | ${(busyP99 / idle.latency.p99).toFixed(2)} |`,
+    `| search p50 / p99 idle, ${settings.rate}/s, ${settings.duration} s | ${ms(idleLatency.p50)} / ${ms(idleLatency.p99)} ms (worst ${settings.slice} s slice's p99: ${ms(idleWorstP99)} ms) |`,
+    `| search p50 / p99 while archiving, ${settings.rate}/s (mean p50 of the ${settings.slice} s slices / worst slice's p99) | ${ms(busyP50)} / ${ms(busyP99)} ms |`,
+    `| search p99 over the whole archiving run | ${ms(busyLatency.p99)} ms (max ${ms(busyLatency.max)} ms, ${busyLatency.count} searches) |`,
+    `| **p99 while archiving (worst slice) / idle** | **${(busyP99 / idleLatency.p99).toFixed(2)}** (target at most 1.2; whole run / idle: ${(busyLatency.p99 / idleLatency.p99).toFixed(2)}) |`,
+    `| the server's garbage collections, idle / while archiving | ${idleGc} / ${busyGc} |`,
     `| a search's lots read (findByVin), in process, p50 / p99 | ${ms(resolution.read.p50 * 1000)} / ${ms(resolution.read.p99 * 1000)} µs |`,
     `| the resolution step (resolveLots) on those lots, every photo archived, p50 / p99 | ${ms(resolution.resolve.p50 * 1000)} / ${ms(resolution.resolve.p99 * 1000)} µs (${resolution.images.toFixed(1)} photos a search on average) |`,
   ].join('\n');
@@ -223,16 +258,81 @@ async function measureResolution(config: ReturnType<typeof loadConfig>, db: Awai
   }
 }
 
-function checked(result: PacedLoadResult): PacedLoadResult {
-  if (result.non2xx > 0 || result.errors > 0) {
+function checked(result: LoadResult): LoadResult {
+  const non2xx = Object.entries(result.statusCodes).some(([code]) => !code.startsWith('2'));
+  if (non2xx || result.errors > 0) {
     throw new Error(`searches failed: ${JSON.stringify(result.statusCodes)} ${result.errorMessages.join('; ')}\n${server?.recentOutput ?? ''}`);
   }
   return result;
 }
 
+const loadAverage = () => os.loadavg()[0]!.toFixed(1);
+
+interface GcTotals {
+  /** Count and seconds per kind (major, minor, incremental, weakcb), since the server started. */
+  [kind: string]: { count: number; seconds: number };
+}
+
+/** The server's garbage collection so far, from its /metrics (prom-client's default metrics; loopback may read them). */
+async function gcTotals(baseUrl: string): Promise<GcTotals> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const totals: GcTotals = {};
+  for (const match of text.matchAll(/^vinhistory_nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} ([\d.e+-]+)$/gm)) {
+    const entry = (totals[match[2]!] ??= { count: 0, seconds: 0 });
+    if (match[1] === 'sum') entry.seconds = Number(match[3]);
+    else entry.count = Number(match[3]);
+  }
+  return totals;
+}
+
+/** Major and minor collections between two readings, per second of the run: where a tail could come from inside the server. */
+function gcBetween(from: GcTotals, to: GcTotals, seconds: number): string {
+  const part = (kind: string) => {
+    const count = (to[kind]?.count ?? 0) - (from[kind]?.count ?? 0);
+    const ms = ((to[kind]?.seconds ?? 0) - (from[kind]?.seconds ?? 0)) * 1000;
+    return `${kind} ${(count / seconds).toFixed(1)}/s, ${count > 0 ? (ms / count).toFixed(1) : '0'} ms each`;
+  };
+  return `${part('major')}; ${part('minor')}`;
+}
+
+/**
+ * CPU seconds (user + system) of a process and every process under it (the server's image
+ * process), from /proc: a child's CPU counts towards its parent's only once it has exited.
+ */
+async function processTreeCpuSeconds(root: number): Promise<{ own: number; total: number }> {
+  const stats = new Map<number, { parent: number; seconds: number }>();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces) start at field 3: the parent is
+      // field 4, utime and stime fields 14 and 15, in clock ticks (100 a second on Linux).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      stats.set(Number(entry), { parent: Number(fields[1]), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  let total = 0;
+  const within = new Set([root]);
+  // A process's children have higher ids than it only until ids wrap: go round until nothing is added.
+  for (let added = true; added; ) {
+    added = false;
+    for (const [pid, { parent }] of stats) {
+      if (!within.has(pid) && within.has(parent)) {
+        within.add(pid);
+        added = true;
+      }
+    }
+  }
+  for (const pid of within) total += stats.get(pid)?.seconds ?? 0;
+  return { own: stats.get(root)?.seconds ?? 0, total };
+}
+
 try {
   await main();
 } finally {
+  await load?.close();
   await server?.stop();
   await photos?.close();
   if (tempDir) await rm(tempDir, { recursive: true, force: true });

@@ -1,11 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { mediaFileName, type MediaClaim, type MediaObject } from '../domain/media.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { OutboundError, type OutboundClient } from '../outbound/outbound-client.ts';
 import type { MediaRepository } from '../storage/repositories/media-repository.ts';
-import { checkImage, makeRenditions } from './image-check.ts';
+import type { CheckedImage } from './image-worker.ts';
+import { ImageProcess, ImageProcessError } from './image-process.ts';
 import type { MediaStore } from './media-store.ts';
 
 export interface RetryPolicy {
@@ -39,6 +40,8 @@ export interface ArchiverOptions {
   idleMs?: number;
   retry?: RetryPolicy;
   now?: () => Date;
+  /** Where photos are checked and their renditions made: a low-priority child process unless given. */
+  images?: ImageProcess;
 }
 
 export interface ArchiveTotals {
@@ -64,17 +67,20 @@ export class MediaArchiver {
   private readonly perHost = new Map<string, number>();
   private readonly retry: RetryPolicy;
   private readonly now: () => Date;
+  private readonly images: ImageProcess;
   private loop: Promise<void> | null = null;
   private stopping = new AbortController();
 
   constructor(private readonly options: ArchiverOptions) {
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.now = options.now ?? (() => new Date());
+    this.images = options.images ?? new ImageProcess();
   }
 
   /** Runs in the background until stop(): what `vinhistory serve` does with the archive on. */
   start(): void {
     if (this.loop) return;
+    this.images.warm();
     this.stopping = new AbortController();
     this.loop = this.work({ untilIdle: false, signal: this.stopping.signal }).then(
       () => undefined,
@@ -156,6 +162,7 @@ export class MediaArchiver {
       if (this.running.size > 0) await Promise.race([...this.running, sleep(started === 0 ? idleMs : 0, undefined, { ref: false })]);
     }
     await Promise.allSettled([...this.running]);
+    await this.images.close();
     return totals;
   }
 
@@ -209,9 +216,14 @@ export class MediaArchiver {
       }
       throw error;
     }
-    const check = await checkImage(body);
+    let checked: CheckedImage;
+    try {
+      checked = await this.images.check(body);
+    } catch (error) {
+      return imageWorkFailed(error);
+    }
+    const { check, hash } = checked;
     if (!check.ok) return { kind: 'failed', reason: 'not_image', message: check.reason };
-    const hash = createHash('sha256').update(body).digest('hex');
     const original = mediaFileName({ hash, ext: check.ext, size: null });
 
     // Another URL (another lot, the same photo re-hosted) brought these bytes already.
@@ -223,8 +235,9 @@ export class MediaArchiver {
 
     let renditions;
     try {
-      renditions = await makeRenditions(body);
+      renditions = await this.images.renditions(body);
     } catch (error) {
+      if (error instanceof ImageProcessError) return imageWorkFailed(error);
       return { kind: 'failed', reason: 'not_image', message: `not a readable image (${(error as Error).message})` };
     }
     try {
@@ -249,4 +262,14 @@ export class MediaArchiver {
     metrics.mediaBytesStored.inc(written);
     return { kind: 'archived', bytes: written };
   }
+}
+
+/**
+ * The image process died over the photo (a decoder crash, most likely the photo's doing, or a kill)
+ * or took too long: the photo is tried again later like any failed fetch.
+ */
+function imageWorkFailed(error: unknown): Outcome {
+  const message = (error as Error).message;
+  if (error instanceof ImageProcessError && error.failure === 'timeout') return { kind: 'failed', reason: 'timeout', message };
+  return { kind: 'failed', reason: 'not_image', message };
 }

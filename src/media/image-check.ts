@@ -50,17 +50,14 @@ export async function checkImage(bytes: Buffer): Promise<ImageCheck> {
 export type Renditions = Record<RenditionName, Buffer>;
 
 /**
- * Image work is CPU work that shares the machine with the searches: one photo at a time per
- * process, each on one libvips thread, so that archiving takes at most about one core however many
- * photos are being fetched (MEDIA_CONCURRENCY bounds the fetches, which mostly wait).
+ * Image work is CPU work that shares the machine with the searches. It runs in a child process at
+ * a low priority (image-process.ts), one photo at a time, each on one libvips thread: archiving
+ * takes at most about one core however many photos are being fetched (MEDIA_CONCURRENCY bounds the
+ * fetches, which mostly wait), and that core goes to the searches whenever they want it. Every
+ * photo is new to libvips, so its operation cache would only hold memory.
  */
 sharp.concurrency(1);
-let queue: Promise<unknown> = Promise.resolve();
-function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-  const run = queue.then(work, work);
-  queue = run.catch(() => {});
-  return run;
-}
+sharp.cache(false);
 
 /**
  * The thumbnail and the display size, as WebP, turned upright by the photo's EXIF orientation and
@@ -69,19 +66,17 @@ function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
  * A truncated body that sharp can still partly decode fails here rather than archiving a broken photo.
  * WebP at effort 2 takes half the CPU of the default (4) for a few percent more bytes.
  */
-export function makeRenditions(bytes: Buffer): Promise<Renditions> {
-  return oneAtATime(async () => {
-    const { data, info } = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
-      .rotate()
-      .resize({ ...RENDITIONS.display, fit: 'inside', withoutEnlargement: true })
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
-    const display = await sharp(data, raw).webp({ quality: 80, effort: 2 }).toBuffer();
-    const thumb = await sharp(data, raw)
-      .resize({ ...RENDITIONS.thumb, fit: 'inside', withoutEnlargement: true })
-      .webp({ quality: 70, effort: 2 })
-      .toBuffer();
-    return { thumb, display };
-  });
+export async function makeRenditions(bytes: Buffer): Promise<Renditions> {
+  const { data, info } = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
+    .rotate()
+    .resize({ ...RENDITIONS.display, fit: 'inside', withoutEnlargement: true })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
+  const display = await sharp(data, raw).webp({ quality: 80, effort: 2 }).toBuffer();
+  const thumb = await sharp(data, raw)
+    .resize({ ...RENDITIONS.thumb, fit: 'inside', withoutEnlargement: true })
+    .webp({ quality: 70, effort: 2 })
+    .toBuffer();
+  return { thumb, display };
 }

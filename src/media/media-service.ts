@@ -116,7 +116,7 @@ export class MediaService {
   }
 
   /** A new archiver over the configured store; null with the archive off. */
-  createArchiver(overrides: Partial<Pick<ArchiverOptions, 'concurrency' | 'hostConcurrency' | 'idleMs' | 'retry' | 'now' | 'fetchTimeoutMs' | 'leaseMs'>> = {}): MediaArchiver | null {
+  createArchiver(overrides: Partial<Pick<ArchiverOptions, 'concurrency' | 'hostConcurrency' | 'idleMs' | 'retry' | 'now' | 'fetchTimeoutMs' | 'leaseMs' | 'images'>> = {}): MediaArchiver | null {
     const { store, repo, client, metrics, log, concurrency, hostConcurrency, maxBytes } = this.options;
     if (!store) return null;
     return new MediaArchiver({ repo, store, client, metrics, log: log.child({ component: 'media-archiver' }), concurrency, hostConcurrency, maxBytes, ...overrides });

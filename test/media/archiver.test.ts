@@ -7,11 +7,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { App } from '../../src/app.ts';
 import type { Lot } from '../../src/domain/lot.ts';
 import { DEFAULT_RETRY } from '../../src/media/archiver.ts';
+import { ImageProcess } from '../../src/media/image-process.ts';
 import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts';
 import { buildAppOn, testConfig, TEST_BASE_URL } from '../support/app.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
 import { createCustomer, makeLot, validVin } from '../support/fixtures.ts';
 import { makeImage, startImageServer, type ImageServer } from '../support/image-server.ts';
+import { CRASH, HANG } from './misbehaving-image-worker.ts';
 
 const MEDIA = `${TEST_BASE_URL}/media/`;
 const ndjson = (lots: Lot[]) => Readable.from([lots.map((lot) => JSON.stringify(lot)).join('\n')]);
@@ -160,6 +162,41 @@ describe.each(DIALECTS)('photo archive on %s', (dialect) => {
     expect(await app.services.media.retryFailed()).toBe(3);
     expect(await app.services.media.status()).toMatchObject({ queued: 3, failed: 0 });
   }, 30_000);
+
+  it('a photo that crashes or hangs the image process is retried later; the photos around it are archived', async () => {
+    const crash = Buffer.concat([await makeImage('jpeg', 10), CRASH]);
+    const hang = Buffer.concat([await makeImage('jpeg', 11), HANG]);
+    server.set('/crash.jpg', crash, 'image/jpeg');
+    server.set('/hang.jpg', hang, 'image/jpeg');
+    const urls = ['/photo.jpg', '/crash.jpg', '/hang.jpg', '/photo.png'].map((p) => `${server.base}${p}`);
+    await app.services.ingest.importUpload(ndjson([makeLot({ vin: validVin('1HGCM82633A00411'), lot_id: 35, images: urls })]), {});
+    const images = new ImageProcess({ module: new URL('./misbehaving-image-worker.ts', import.meta.url), jobTimeoutMs: 1_500 });
+    expect(await archiver({ images, concurrency: 1 }).drain()).toMatchObject({ archived: 2, failed: 2 });
+    const status = await app.services.media.status();
+    expect(status).toMatchObject({ archived: 2, retrying: 2 });
+    const errors = new Map(status.recentErrors.map((e) => [e.url.slice(server.base.length), e.error]));
+    expect(errors.get('/crash.jpg')).toBe('the image process stopped while working on the photo (exit code 3)');
+    expect(errors.get('/hang.jpg')).toBe('the image process took longer than 1.5 s over the photo');
+    const metrics = await app.services.metrics.registry.metrics();
+    expect(metrics).toContain('vinhistory_media_failures_total{reason="not_image"} 1');
+    expect(metrics).toContain('vinhistory_media_failures_total{reason="timeout"} 1');
+    // The drain closed its image process: nothing is left running.
+    expect(images.pid).toBeUndefined();
+  });
+
+  it('a running archiver starts its image process at once, before any photo, and stop() ends it', async () => {
+    const images = new ImageProcess();
+    const running = archiver({ images });
+    running.start();
+    expect(images.pid).toBeDefined();
+    await app.services.ingest.importUpload(ndjson([makeLot({ vin: validVin('1HGCM82633A00412'), lot_id: 36, images: [`${server.base}/photo.png`] })]), {});
+    for (let i = 0; i < 200 && (await app.services.media.status()).archived === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await app.services.media.status()).toMatchObject({ archived: 1 });
+    const pid = images.pid!;
+    await running.stop();
+    expect(images.pid).toBeUndefined();
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
 
   it('keeps a lot\'s order and the per-host bound while fetching several at once', async () => {
     const slowServer = await startImageServer({ delayMs: 50 });

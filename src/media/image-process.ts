@@ -1,0 +1,281 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import type { Renditions } from './image-check.ts';
+import type { CheckedImage, ImageAnswer, ImageJob } from './image-worker.ts';
+
+/**
+ * The lowest priority niceness (19): a busy process at 0 weighs about 68 times one at 19 in the
+ * kernel's share of the CPU, so the archive's image work takes only what the searches leave.
+ */
+export const IMAGE_WORK_NICE = 19;
+
+/**
+ * Linux's SCHED_IDLE, set by util-linux's `chrt` as it starts the child, where there is one (Debian
+ * and its images have it). Beyond a smaller share still, it makes a search that wakes up take the
+ * core from the child at once, where a niced child may first finish a slice of a few
+ * milliseconds, and lets the kernel count a core running only the child as free when it places
+ * the search. Without chrt (Alpine, macOS) the child runs niced only.
+ */
+export const CHRT = process.platform === 'linux' ? (['/usr/bin/chrt', '/bin/chrt'].find((file) => executable(file)) ?? null) : null;
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Why a job got no answer: the child died while working on it, or took longer than allowed. */
+export class ImageProcessError extends Error {
+  constructor(
+    readonly failure: 'stopped' | 'timeout',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ImageProcessError';
+  }
+}
+
+export interface ImageProcessOptions {
+  /** The child's niceness, 0 to 19. */
+  nice?: number;
+  /** Run the child under SCHED_IDLE (Linux, with chrt); true where chrt was found. */
+  schedIdle?: boolean;
+  /**
+   * How long one job may run before the child is killed and the job fails. Generous: at nice 19 on
+   * a machine busy with other work, a photo that takes 100 ms of CPU may wait seconds for it.
+   */
+  jobTimeoutMs?: number;
+  /** The module the child runs (its serveImageJobs()); tests give one that misbehaves. */
+  module?: URL;
+}
+
+const require = createRequire(import.meta.url);
+// (require.resolve finds the CommonJS build of tsx/esm/api; the ES module build sits beside it.)
+const TSX_API = pathToFileURL(require.resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+const WORKER_MODULE = new URL('./image-worker.ts', import.meta.url);
+
+/**
+ * The child's first lines, before tsx or sharp start any thread: a thread takes its priority from
+ * the thread that starts it, so lowering every thread there is now (the main one and V8's) lowers
+ * libuv's pool and libvips' threads too, which is where the decoding and encoding run. On Linux a
+ * priority is a thread's, hence the loop over /proc/self/task; elsewhere the process's is lowered.
+ */
+function bootstrap(module: URL, nice: number): string {
+  return `
+import { readdirSync } from 'node:fs';
+import { setPriority } from 'node:os';
+try { setPriority(${nice}); } catch {}
+try { for (const tid of readdirSync('/proc/self/task')) { try { setPriority(Number(tid), ${nice}); } catch {} } } catch {}
+const { register } = await import(${JSON.stringify(TSX_API)});
+register();
+const { serveImageJobs } = await import(${JSON.stringify(module.href)});
+serveImageJobs();
+`;
+}
+
+interface Pending {
+  job: ImageJob;
+  resolve: (answer: ImageAnswer) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * The archive's image work in a child process at a low priority, started on first use or by
+ * warm(): checking a photo, hashing it and making its renditions. Jobs run one at a time, queued
+ * here, so that a child that dies (a photo that crashes the decoder, an operator's kill) or that
+ * is killed for taking too long takes one job with it: that job fails, and the next starts a new
+ * child.
+ */
+export class ImageProcess {
+  private running: Running | null = null;
+  private readonly queue: Pending[] = [];
+  private current: Pending | null = null;
+  private nextId = 1;
+  private closed = false;
+  private readonly nice: number;
+  private readonly schedIdle: boolean;
+  private readonly jobTimeoutMs: number;
+  private readonly module: URL;
+
+  constructor(options: ImageProcessOptions = {}) {
+    this.nice = options.nice ?? IMAGE_WORK_NICE;
+    this.schedIdle = (options.schedIdle ?? true) && CHRT !== null;
+    this.jobTimeoutMs = options.jobTimeoutMs ?? 60_000;
+    this.module = options.module ?? WORKER_MODULE;
+  }
+
+  /** The child's process id while it runs (tests, diagnostics). */
+  get pid(): number | undefined {
+    return this.running?.child.pid;
+  }
+
+  /**
+   * Starts the child now rather than with the first photo. Starting a process blocks this one's
+   * event loop for some milliseconds (it is forked), so a server does it once, at start, instead
+   * of in the middle of searches.
+   */
+  warm(): void {
+    if (!this.closed) this.start();
+  }
+
+  /** Whether sharp reads the bytes as a photo the archive keeps, and their SHA-256. */
+  async check(bytes: Buffer): Promise<CheckedImage> {
+    const answer = await this.run({ op: 'check', bytes });
+    if (!answer.ok) throw new Error(answer.message);
+    if (!('check' in answer)) throw new Error('the image process answered a check with something else');
+    return { check: answer.check, hash: answer.hash };
+  }
+
+  /** The photo's thumbnail and display size; throws when sharp cannot make them. */
+  async renditions(bytes: Buffer): Promise<Renditions> {
+    const answer = await this.run({ op: 'renditions', bytes });
+    if (!answer.ok) throw new Error(answer.message);
+    if (!('renditions' in answer)) throw new Error('the image process answered renditions with something else');
+    const { thumb, display } = answer.renditions;
+    return { thumb: asBuffer(thumb), display: asBuffer(display) };
+  }
+
+  /** Fails the jobs still queued and stops the child; a job after this starts a new one. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const pending of this.queue.splice(0)) pending.reject(new ImageProcessError('stopped', 'the image process was closed'));
+    const running = this.running;
+    if (running) {
+      // The child exits when its channel closes; one that does not within 5 s is killed.
+      if (running.child.connected) running.child.disconnect();
+      const timer = setTimeout(() => running.child.kill('SIGKILL'), 5_000);
+      await running.exited;
+      clearTimeout(timer);
+    }
+    this.closed = false;
+  }
+
+  private run(work: { op: ImageJob['op']; bytes: Buffer }): Promise<ImageAnswer> {
+    return new Promise<ImageAnswer>((resolve, reject) => {
+      this.queue.push({ job: { id: this.nextId++, ...work }, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.current || this.closed) return;
+    const next = this.queue.shift();
+    if (!next) {
+      // Idle: the channel must not keep a CLI process alive once its archiving is done.
+      (this.running?.child.channel as { unref?: () => void } | undefined)?.unref?.();
+      return;
+    }
+    this.current = next;
+    void this.send(next);
+  }
+
+  private async send(pending: Pending): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    let onMessage: ((answer: ImageAnswer) => void) | undefined;
+    let onGone: ((how: string) => void) | undefined;
+    let running: Running | undefined;
+    try {
+      running = this.start();
+      // A job keeps the process alive until answered, the wait for the child's start included.
+      (running.child.channel as { ref?: () => void } | undefined)?.ref?.();
+      await running.ready;
+      const child = running.child;
+      const answer = await new Promise<ImageAnswer>((resolve, reject) => {
+        onMessage = (answer) => {
+          if (answer.id === pending.job.id) resolve(answer);
+        };
+        onGone = (how) => reject(new ImageProcessError('stopped', `the image process stopped while working on the photo (${how})`));
+        if (running!.gone !== null) return onGone(running!.gone);
+        child.on('message', onMessage);
+        running!.goneListeners.add(onGone);
+        timer = setTimeout(() => {
+          // The next job must not go to the child being killed.
+          if (this.running === running) this.running = null;
+          child.kill('SIGKILL');
+          reject(new ImageProcessError('timeout', `the image process took longer than ${this.jobTimeoutMs / 1000} s over the photo`));
+        }, this.jobTimeoutMs);
+        child.send(pending.job, (error) => {
+          if (error) reject(new ImageProcessError('stopped', `the image process could not be given the photo (${error.message})`));
+        });
+      });
+      pending.resolve(answer);
+    } catch (error) {
+      pending.reject(error as Error);
+    } finally {
+      clearTimeout(timer);
+      if (onMessage) running?.child.off('message', onMessage);
+      if (onGone) running?.goneListeners.delete(onGone);
+      this.current = null;
+      this.pump();
+    }
+  }
+
+  /** The running child, or a new one (the first job, or the last child died). */
+  private start(): Running {
+    if (this.running) return this.running;
+    const node = [process.execPath, '--input-type=module', '--eval', bootstrap(this.module, this.nice)];
+    // chrt sets the policy and then becomes node (exec): the pid is node's, and every thread inherits it.
+    const [command, ...args] = this.schedIdle ? [CHRT!, '--idle', '0', ...node] : node;
+    const child = spawn(command!, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    // Never what keeps the server or a CLI from exiting while idle: a job refs the channel.
+    child.unref();
+    (child.channel as { unref?: () => void } | undefined)?.unref?.();
+    let started!: () => void;
+    let failed!: (error: Error) => void;
+    const running: Running = {
+      child,
+      ready: new Promise<void>((resolve, reject) => {
+        started = resolve;
+        failed = reject;
+      }),
+      gone: null,
+      goneListeners: new Set(),
+      exited: new Promise<void>((resolve) => {
+        // A spawn that fails (too many processes) says so with 'error' and may never say 'exit'.
+        const end = (how: string) => {
+          if (running.gone !== null) return;
+          running.gone = how;
+          if (this.running === running) this.running = null;
+          failed(new ImageProcessError('stopped', `the image process did not start (${how})`));
+          for (const listener of running.goneListeners) listener(how);
+          resolve();
+        };
+        child.once('exit', (code, signal) => end(signal ?? `exit code ${code}`));
+        child.once('error', (error) => {
+          child.kill('SIGKILL');
+          end(error.message);
+        });
+      }),
+    };
+    // Awaited by every job; a child that never starts must not be an unhandled rejection meanwhile.
+    running.ready.catch(() => {});
+    const onReady = (message: unknown) => {
+      if ((message as { ready?: boolean } | null)?.ready !== true) return;
+      child.off('message', onReady);
+      started();
+    };
+    child.on('message', onReady);
+    this.running = running;
+    return running;
+  }
+}
+
+interface Running {
+  child: ChildProcess;
+  /** Resolves when the child has loaded its module and listens for jobs. */
+  ready: Promise<void>;
+  /** How the child ended (its exit code or signal, or why it could not start); null while it runs. */
+  gone: string | null;
+  /** Told once, when it ends: the job it was working on fails. */
+  goneListeners: Set<(how: string) => void>;
+  exited: Promise<void>;
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
