@@ -57,7 +57,9 @@ export interface ImageProcessOptions {
 const require = createRequire(import.meta.url);
 // (require.resolve finds the CommonJS build of tsx/esm/api; the ES module build sits beside it.)
 const TSX_API = pathToFileURL(require.resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-const WORKER_MODULE = new URL('./image-worker.ts', import.meta.url);
+/** From the sources the child loads TypeScript through tsx; from the build (dist/) its sibling .js, with no tsx. */
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+const WORKER_MODULE = new URL(FROM_SOURCES ? './image-worker.ts' : './image-worker.js', import.meta.url);
 
 /**
  * The child's first lines, before tsx or sharp start any thread: a thread takes its priority from
@@ -71,8 +73,8 @@ import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
 try { setPriority(${nice}); } catch {}
 try { for (const tid of readdirSync('/proc/self/task')) { try { setPriority(Number(tid), ${nice}); } catch {} } } catch {}
-const { register } = await import(${JSON.stringify(TSX_API)});
-register();
+${FROM_SOURCES ? `const { register } = await import(${JSON.stringify(TSX_API)});
+register();` : ''}
 const { serveImageJobs } = await import(${JSON.stringify(module.href)});
 serveImageJobs();
 `;
