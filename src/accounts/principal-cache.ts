@@ -1,4 +1,4 @@
-import type { TokenPrincipal } from '../domain/principal.ts';
+import { canSearch, type TokenPrincipal } from '../domain/principal.ts';
 
 /** How long a principal is reused before it is read again (what the commit does not re-check: the brand's report address, last use). */
 export const PRINCIPAL_TTL_MS = 60_000;
@@ -75,9 +75,4 @@ export class PrincipalCache {
     this.byHash.delete(hash);
     if (this.hashOfToken.get(tokenId) === hash) this.hashOfToken.delete(tokenId);
   }
-}
-
-/** What the search path's authentication lets through (http/plugins/authentication.ts): a plan in force, or a sandbox token. */
-function canSearch(principal: TokenPrincipal): boolean {
-  return principal.subscription !== null || principal.sandbox;
 }

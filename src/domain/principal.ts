@@ -38,3 +38,20 @@ export interface OperatorPrincipal {
   tokenId: string;
   name: string;
 }
+
+/** What a search may run for: a plan in force, or a sandbox token (which searches only the test catalogue, with or without one). */
+export function canSearch(principal: TokenPrincipal): principal is SearchPrincipal {
+  return principal.subscription !== null || principal.sandbox;
+}
+
+/** What a search relies on of a subscription: which one, where its periods start, its quota and its rate. */
+export type SubscriptionFigures = Pick<NonNullable<TokenPrincipal['subscription']>, 'id' | 'startedAt' | 'monthlyQuota' | 'ratePerSecond'>;
+
+/**
+ * Whether two reads of an account's subscription in force say the same to a search: both none, or
+ * the same one on the same figures (a count read from the database may arrive as a string).
+ */
+export function sameSubscription(a: SubscriptionFigures | null, b: SubscriptionFigures | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.id === b.id && a.startedAt === b.startedAt && Number(a.monthlyQuota) === Number(b.monthlyQuota) && Number(a.ratePerSecond) === Number(b.ratePerSecond);
+}

@@ -3,7 +3,7 @@ import type { LimitsSnapshot } from '../limits/limit-headers.ts';
 import type { RateDecision, RateLimiter } from '../limits/rate/rate-limiter.ts';
 import type { Lot } from '../domain/lot.ts';
 import { checkAuction, checkLotId, lotSubject, type LotRef } from '../domain/lot-ref.ts';
-import type { SearchPrincipal, TokenPrincipal } from '../domain/principal.ts';
+import { canSearch, sameSubscription, type SearchPrincipal, type TokenPrincipal } from '../domain/principal.ts';
 import type { Report } from '../domain/report.ts';
 import { checkVin } from '../domain/vin.ts';
 import { SANDBOX_ALLOWANCE, SANDBOX_AUCTIONS, sandboxLots, sandboxVinOfLot } from './sandbox/catalogue.ts';
@@ -130,10 +130,10 @@ export class SearchService {
       if (reloads >= MAX_PRINCIPAL_RELOADS) throw new Error(`the principal of token ${current.tokenId} changed during ${reloads + 1} searches in a row`);
       const fresh = await this.options.principals.reload(current);
       if (fresh === null) return { kind: 'unauthenticated' };
-      if (fresh.subscription === null && !fresh.sandbox) return { kind: 'subscription_required' };
-      if (refusedEarly && samePrincipal(current, fresh)) return result;
+      if (!canSearch(fresh)) return { kind: 'subscription_required' };
+      if (refusedEarly && sameSubscription(current.subscription, fresh.subscription)) return result;
       if (result.kind === 'principal_changed') admitted = result.admitted;
-      current = fresh as SearchPrincipal;
+      current = fresh;
     }
   }
 
@@ -267,12 +267,4 @@ export class SearchService {
 /** A search's subject as a customer reads it: `VIN <vin>`, or `lot <auction>/<id>`. */
 function describeSubject(subject: string): string {
   return subject.includes('/') ? `lot ${subject}` : `VIN ${subject}`;
-}
-
-/** Whether a principal read afresh says what the search relied on: the same token's subscription, on the same figures. */
-function samePrincipal(relied: TokenPrincipal, fresh: TokenPrincipal): boolean {
-  const a = relied.subscription;
-  const b = fresh.subscription;
-  if (a === null || b === null) return a === b;
-  return a.id === b.id && a.startedAt === b.startedAt && a.monthlyQuota === b.monthlyQuota && a.ratePerSecond === b.ratePerSecond;
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { TokenPrincipal } from '../domain/principal.ts';
+import { sameSubscription, type TokenPrincipal } from '../domain/principal.ts';
 import { PreparedQuery, runSteps, type Step } from './prepared-query.ts';
 import type { Database } from './schema.ts';
 
@@ -84,13 +84,5 @@ export class PrincipalRecheck {
 
 /** True when the token is live and the subscription in force is the one the principal named, on the same figures. */
 export function principalHolds(principal: TokenPrincipal, tokenLive: boolean, current: SubscriptionInForceRow | undefined): boolean {
-  if (!tokenLive) return false;
-  const relied = principal.subscription;
-  if (relied === null || current === undefined) return relied === null && current === undefined;
-  return (
-    current.id === relied.id &&
-    current.startedAt === relied.startedAt &&
-    Number(current.monthlyQuota) === relied.monthlyQuota &&
-    Number(current.ratePerSecond) === relied.ratePerSecond
-  );
+  return tokenLive && sameSubscription(principal.subscription, current ?? null);
 }

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tokenFromAuthorization } from '../../domain/api-token.ts';
 import { ApiError } from '../../errors.ts';
-import type { SearchPrincipal, TokenPrincipal } from '../../domain/principal.ts';
+import { canSearch, type SearchPrincipal, type TokenPrincipal } from '../../domain/principal.ts';
 import { bearerChallenge } from './bearer-challenge.ts';
 
 declare module 'fastify' {
@@ -63,7 +63,7 @@ export default fp(
       if (!this.principalFromCache || this.principal === null) return null;
       const fresh = await apiTokens.reload(this.principal);
       if (fresh === null) return invalidTokenError();
-      if (fresh.subscription === null && !fresh.sandbox) return subscriptionRequiredError();
+      if (!canSearch(fresh)) return subscriptionRequiredError();
       return null;
     });
     /** `cached`: the search path's principal cache, which every search's commit re-checks. */
@@ -82,8 +82,8 @@ export default fp(
     const customer = (cached: boolean) => async (request: FastifyRequest) => {
       const principal = await principalOf(request, cached);
       // A sandbox token may be used before a plan is bought: it searches only the test catalogue.
-      if (principal.subscription === null && !principal.sandbox) throw subscriptionRequiredError();
-      request.principal = principal as SearchPrincipal;
+      if (!canSearch(principal)) throw subscriptionRequiredError();
+      request.principal = principal;
       request.principalFromCache = cached;
     };
     app.decorate('authenticateCustomer', customer(false));
