@@ -1,207 +1,193 @@
 /**
- * Where the time of one search goes. Runs the search path in-process, one request at a time (no
- * sockets, no load generator competing for the CPU), on a SQLite file loaded like bench:search's,
- * and times each step and every SQL statement it runs: the time inside SQLite (better-sqlite3's
- * run/all) against the time around it (Kysely building and compiling queries, our code, Fastify).
+ * Where the CPU of one search goes, summed (`npm run bench:search-breakdown -- [options]`).
  *
- * Usage: node bin/run-ts.js bench/search-breakdown.ts [--lots 100000] [--iterations 3000] [--seed 1]
- *        [--wal-autocheckpoint PAGES]   (SQLite's setting for the searches; 0 turns automatic
- *                                        checkpoints off, to see what they cost a commit)
+ * Runs the real server as bench:search does (`serve`, NODE_ENV=production, SQLite, the build) under
+ * `node --cpu-prof`, loads it with autocannon at a fixed number of connections, and attributes
+ * every CPU sample of the measured seconds to one step of a search (bench/support/cpu-steps.ts:
+ * the deepest frame on the sample's stack that a step names decides). The steps' times add up to
+ * the profile's busy time; divided by the searches answered they give the microseconds of each
+ * step in one search, summing to the whole. The server's CPU per search from /proc is printed
+ * beside it: the sampling profiler itself costs some of it, so the profiled figures are a little
+ * above bench:search's unprofiled ones.
+ *
+ * For the time of each SQL statement in isolation, see bench/search-statements.ts.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Kysely } from 'kysely';
-import pino from 'pino';
-import { buildApp } from '../src/app.ts';
-import { createContainer } from '../src/container.ts';
-import { loadConfig } from '../src/config.ts';
-import { migrateToLatest, type Db } from '../src/storage/database.ts';
-import { isSqliteUniqueViolation, openSqlite } from '../src/storage/dialects/sqlite/connection.ts';
-import type { Database } from '../src/storage/schema.ts';
-import { billingPeriodAt } from '../src/limits/billing-period.ts';
-import type { Lot } from '../src/domain/lot.ts';
-import { createRepositories } from '../src/storage/repositories/index.ts';
-import { MemoryRateLimiter } from '../src/limits/rate/memory-rate-limiter.ts';
-import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
-import { summariseLatencies } from './support/latencies.ts';
+import { attributeCpuProfile, type StepRule } from './support/cpu-steps.ts';
+import { Child, freePort, waitUntilReady } from './support/children.ts';
+import { withCpu } from './support/cpu-meter.ts';
+import { prepareSearchDatabase } from './support/search-data.ts';
+import { measureThroughput } from './support/throughput.ts';
 
-const { values } = parseArgs({
-  options: {
-    lots: { type: 'string', default: '100000' },
-    iterations: { type: 'string', default: '3000' },
-    seed: { type: 'string', default: '1' },
-    'wal-autocheckpoint': { type: 'string' },
-  },
-});
-const lotCount = Number(values.lots);
-const iterations = Number(values.iterations);
-const seed = Number(values.seed);
-for (const [name, value] of [['lots', lotCount], ['iterations', iterations], ['seed', seed]] as const) {
-  if (!Number.isSafeInteger(value) || value < (name === 'seed' ? 0 : 1)) {
-    console.error(`--${name} must be a positive integer`);
-    process.exit(2);
-  }
-}
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const HOST = '127.0.0.1';
 
-const autocheckpoint = values['wal-autocheckpoint'] === undefined ? null : Number(values['wal-autocheckpoint']);
-if (autocheckpoint !== null && !(Number.isSafeInteger(autocheckpoint) && autocheckpoint >= 0)) {
-  console.error('--wal-autocheckpoint must be a number of pages (0 for none)');
-  process.exit(2);
-}
+const USAGE = `usage: npm run bench:search-breakdown -- [options]
 
-const WARMUP = Math.min(500, iterations);
+  --lots N          synthetic lots to load (default 100000)
+  --seed N          seed of the synthetic lots (default 1)
+  --data-dir DIR    keep the database in DIR and reuse it (as bench:search's --data-dir)
+  --connections N   autocannon connections (default 10)
+  --warmup S        seconds of warm-up, not counted (default 2)
+  --duration S      seconds measured (default 8)
+`;
+
+/**
+ * The steps of a search, each by the code that does it. Order does not matter: the deepest
+ * matching frame of a sample wins, so a statement run by the commit is the commit's and the
+ * socket write under the route's reply is HTTP's.
+ */
+const STEPS: readonly StepRule[] = [
+  { step: 'HTTP: socket, parser, router, reply', file: '/fastify/' },
+  { step: 'HTTP: socket, parser, router, reply', file: '/find-my-way/' },
+  { step: 'HTTP: socket, parser, router, reply', file: 'node:_http' },
+  { step: 'HTTP: socket, parser, router, reply', file: 'node:net' },
+  { step: 'HTTP: socket, parser, router, reply', file: 'node:internal/stream_base_commons' },
+  { step: 'request validation (schema)', file: '/ajv/' },
+  { step: 'request validation (schema)', file: '/fast-uri/' },
+  { step: 'authentication (cached principal)', file: 'http/plugins/authentication' },
+  { step: 'authentication (cached principal)', file: 'accounts/principal-cache' },
+  { step: 'authentication (cached principal)', file: 'accounts/api-token' },
+  { step: 'VIN check', file: 'domain/vin' },
+  { step: 'rate limit', file: 'limits/rate/' },
+  { step: 'lots read', file: 'repositories/lots-repository' },
+  { step: 'lots read', file: 'repositories/lot-rows' },
+  { step: 'commit: re-check, count, report, record, COMMIT', file: 'storage/search-commit' },
+  { step: 'commit: re-check, count, report, record, COMMIT', file: 'storage/dialects/sqlite/search-commit' },
+  { step: 'commit: re-check, count, report, record, COMMIT', file: 'storage/principal-recheck' },
+  { step: 'search service (order of checks)', file: 'search/search-service' },
+  { step: 'search service (order of checks)', file: 'limits/billing-period' },
+  { step: 'route and answer', file: 'http/api/v1/search' },
+  { step: 'limit headers', file: 'limits/limit-headers' },
+  { step: 'serialisation (JSON)', file: '/fast-json-stringify/' },
+  { step: 'metrics', file: '/prom-client/' },
+  { step: 'metrics', file: 'http/plugins/metrics' },
+  { step: 'logging', file: '/pino' },
+  { step: 'logging', file: '/@pinojs/' },
+  { step: 'logging', file: 'observability/logger' },
+  { step: 'page and error hooks', file: 'http/plugins/helmet' },
+  { step: 'page and error hooks', file: 'http/plugins/error-handler' },
+  { step: 'ids', file: 'domain/ids' },
+];
+
 const log = (message: string) => process.stderr.write(`${message}\n`);
-const us = (ms: number) => (ms * 1000).toFixed(0);
 
-/** Statement timings of the stage being measured, by SQL text; null while not measuring. */
-let statements: Map<string, number[]> | null = null;
-
-/** Wraps better-sqlite3's prepare so that every execution of a statement is timed. */
-function timeStatements(raw: ReturnType<typeof openSqlite>['raw']): void {
-  const prepare = raw.prepare.bind(raw);
-  raw.prepare = ((sql: string) => {
-    const statement = prepare(sql) as unknown as Record<'run' | 'get' | 'all' | 'iterate', (...args: unknown[]) => unknown>;
-    for (const method of ['run', 'get', 'all', 'iterate'] as const) {
-      const original = statement[method].bind(statement);
-      statement[method] = (...args: unknown[]) => {
-        const started = performance.now();
-        try {
-          return original(...args);
-        } finally {
-          if (statements) {
-            const elapsed = performance.now() - started;
-            const list = statements.get(sql);
-            if (list) list.push(elapsed);
-            else statements.set(sql, [elapsed]);
-          }
-        }
-      };
-    }
-    return statement;
-  }) as typeof raw.prepare;
-}
-
-interface StageResult {
-  name: string;
-  calls: number[];
-  statements: Map<string, number[]>;
-}
-
-async function stage(name: string, vins: string[], run: (vin: string) => Promise<void>): Promise<StageResult> {
-  for (let i = 0; i < WARMUP; i++) await run(vins[Math.floor(Math.random() * vins.length)]!);
-  statements = new Map();
-  const calls: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const vin = vins[Math.floor(Math.random() * vins.length)]!;
-    const started = performance.now();
-    await run(vin);
-    calls.push(performance.now() - started);
+function settingsOf(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      lots: { type: 'string', default: '100000' },
+      seed: { type: 'string', default: '1' },
+      'data-dir': { type: 'string' },
+      connections: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '2' },
+      duration: { type: 'string', default: '8' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
   }
-  const result = { name, calls, statements };
-  statements = null;
-  return result;
-}
-
-const tempDir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-breakdown-'));
-try {
-  const config = loadConfig({ NODE_ENV: 'production', DATA_DIR: path.join(tempDir, 'data'), PUBLIC_BASE_URL: 'http://127.0.0.1:3000', LOG_LEVEL: 'silent' });
-  if (config.database.kind !== 'sqlite') throw new Error('expected SQLite');
-  const { dialect, raw } = openSqlite({ file: config.database.file });
-  timeStatements(raw);
-  // The same handle openDatabase builds, over the instrumented connection.
-  const kysely = new Kysely<Database>({ dialect });
-  const db: Db = {
-    kysely,
-    dialect: 'sqlite',
-    sqlite: raw,
-    postgres: null,
-    isUniqueViolation: isSqliteUniqueViolation,
-    ping: async () => {},
-    close: () => kysely.destroy(),
+  const positive = (name: string, value: string, min: number) => {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer of at least ${min}\n\n${USAGE}`);
+    return n;
   };
-  await migrateToLatest(db);
-  const repos = createRepositories(db);
-  log(`loading ${lotCount.toLocaleString('en-US')} lots`);
-  const { vins, seconds } = await loadSyntheticLots(repos, { count: lotCount, seed });
-  log(`loaded in ${seconds.toFixed(1)} s; measuring ${iterations} searches per step after ${WARMUP} warm-up calls`);
-  const customer = await createUnboundedCustomer(repos);
-  if (autocheckpoint !== null) raw.pragma(`wal_autocheckpoint = ${autocheckpoint}`);
-  const walCheckpointPages = raw.pragma('wal_autocheckpoint', { simple: true });
-  const rateLimiter = new MemoryRateLimiter();
-  const services = createContainer({ config, db, rateLimiter, log: pino({ level: 'silent' }) });
-  const app = await buildApp({ services, logger: false });
-  await app.ready();
+  return {
+    lots: positive('lots', values.lots, 1),
+    seed: positive('seed', values.seed, 0),
+    dataDir: values['data-dir'] === undefined ? null : path.resolve(values['data-dir']),
+    connections: positive('connections', values.connections, 1),
+    warmup: positive('warmup', values.warmup, 0),
+    duration: positive('duration', values.duration, 1),
+  };
+}
 
-  const principal = (await repos.tokens.authenticate(customer.token))!;
-  const subscription = principal.subscription!;
+/** The monotonic clock V8's profiler stamps its samples with, in microseconds. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
-  const results: StageResult[] = [];
-  results.push(
-    await stage('authenticate: token, subscription, plan', vins, async () => {
-      await repos.tokens.authenticate(customer.token);
-    }),
-  );
-  results.push(
-    await stage('find the lots of a VIN', vins, async (vin) => {
-      await repos.lots.findByVin(vin);
-    }),
-  );
-  // The lots come from the store beforehand so that this step times the transaction alone.
-  const preloaded = new Map<string, Lot[]>();
-  for (const vin of vins) if (preloaded.size < 5_000) preloaded.set(vin, await repos.lots.findByVin(vin));
-  const preloadedVins = [...preloaded.keys()];
-  results.push(
-    await stage('commit: usage counter, report, search record', preloadedVins, async (vin) => {
-      const now = new Date();
-      await repos.searchCommit.commit({
-        principal,
-        accountId: principal.accountId,
-        tokenId: principal.tokenId,
-        vin,
-        now,
-        periodStart: billingPeriodAt(new Date(subscription.startedAt), now).start.toISOString(),
-        quota: subscription.monthlyQuota,
-        lots: preloaded.get(vin)!,
-        idempotencyKey: null,
-      });
-    }),
-  );
-  results.push(
-    await stage('whole search in-process: GET /api/v1/search by inject()', vins, async (vin) => {
-      const response = await app.inject({ method: 'GET', url: `/api/v1/search?vin=${vin}`, headers: { authorization: customer.token } });
-      if (response.statusCode !== 200) throw new Error(`search answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
-    }),
-  );
+async function main(): Promise<void> {
+  const settings = settingsOf(process.argv.slice(2));
+  const tempDir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-breakdown-'));
+  const profileDir = path.join(tempDir, 'profile');
+  let server: Child | null = null;
+  try {
+    const port = await freePort();
+    const baseUrl = `http://${HOST}:${port}`;
+    const env: Record<string, string> = { NODE_ENV: 'production', DATA_DIR: settings.dataDir ?? path.join(tempDir, 'data'), PORT: String(port), HOST, PUBLIC_BASE_URL: baseUrl, LOG_LEVEL: 'warn' };
+    const { vins, token } = await prepareSearchDatabase(settings, env, log);
+    const childEnv = { ...process.env, ...env };
+    delete childEnv.DATABASE_URL;
+    delete childEnv.REDIS_URL;
+    server = Child.start('the server', ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env: childEnv });
+    await waitUntilReady(server, `${baseUrl}/healthz`);
 
-  const lines: string[] = [];
-  lines.push(
-    `${lotCount.toLocaleString('en-US')} lots, ${iterations} calls per step, one at a time, wal_autocheckpoint ${walCheckpointPages}. Times in microseconds per call.`,
-    '',
-  );
-  lines.push('| step | mean | p50 | p99 | max | of which in SQLite (mean) | outside SQLite (mean) |', '|---|---:|---:|---:|---:|---:|---:|');
-  for (const result of results) {
-    const calls = summariseLatencies(result.calls);
-    let inSqlite = 0;
-    for (const list of result.statements.values()) for (const value of list) inSqlite += value;
-    inSqlite /= result.calls.length;
-    lines.push(`| ${result.name} | ${us(calls.mean)} | ${us(calls.p50)} | ${us(calls.p99)} | ${us(calls.max)} | ${us(inSqlite)} | ${us(calls.mean - inSqlite)} |`);
+    log(`profiling the server: ${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured`);
+    let window = { fromUs: 0, toUs: 0 };
+    const measured = await withCpu(server, (startMeter) =>
+      measureThroughput({
+        url: baseUrl,
+        connections: settings.connections,
+        durationSeconds: settings.duration,
+        warmupSeconds: settings.warmup,
+        path: () => `/api/v1/search?vin=${vins[Math.floor(Math.random() * vins.length)]}`,
+        headers: { authorization: token },
+        onMeasuredRunStart: async () => {
+          await startMeter();
+          window.fromUs = monotonicUs();
+        },
+      }),
+    );
+    window = { ...window, toUs: monotonicUs() };
+    const { result, cores } = measured;
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`the server answered ${result.non2xx} non-2xx and ${result.errors} errors: ${server.recentOutput}`);
+    await server.stop();
+    server = null;
+
+    const files = await readdir(profileDir);
+    const mainFile = files.find((file) => /\.\d+\.0\.\d+\.cpuprofile$/.test(file));
+    if (!mainFile) throw new Error(`the server wrote no main-thread CPU profile into ${profileDir}`);
+    const main = await attributeCpuProfile(path.join(profileDir, mainFile), STEPS, window);
+    // Worker threads of the server: the SQLite checkpointer (and the photo archive's, when on).
+    let workersMs = 0;
+    for (const file of files.filter((name) => name !== mainFile && name.endsWith('.cpuprofile'))) {
+      workersMs += (await attributeCpuProfile(path.join(profileDir, file), [], window)).busyMs;
+    }
+
+    const searches = result.total;
+    const us = (ms: number) => ((ms * 1000) / searches).toFixed(1);
+    const seconds = (window.toUs - window.fromUs) / 1e6;
+    const lines = [
+      `${searches.toLocaleString('en-US')} searches in ${seconds.toFixed(1)} s (${Math.round(searches / seconds).toLocaleString('en-US')}/s, profiled), ${settings.connections} connections, ${settings.lots.toLocaleString('en-US')} lots.`,
+      '',
+      '| step | µs per search | share | mostly in (own time, µs per search) |',
+      '|---|---:|---:|---|',
+    ];
+    const total = main.busyMs + workersMs;
+    const mostly = (top: { name: string; ms: number }[]) => top.map((entry) => `${entry.name.replace(/\|/g, '\\|')} ${us(entry.ms)}`).join('; ');
+    for (const line of main.steps) lines.push(`| ${line.step} | ${us(line.ms)} | ${((line.ms / total) * 100).toFixed(1)}% | ${mostly(line.top)} |`);
+    if (workersMs > 0) lines.push(`| worker threads (WAL checkpoints) | ${us(workersMs)} | ${((workersMs / total) * 100).toFixed(1)}% | |`);
+    lines.push(`| **sum** | **${us(total)}** | 100% | |`);
+    lines.push(
+      '',
+      `Server CPU per search from /proc over the same seconds: ${cores === null ? 'n/a' : ((cores * seconds * 1e6) / searches).toFixed(0)} µs (${cores === null ? 'n/a' : cores.toFixed(2)} cores); the profile's idle main thread: ${((main.idleMs / 1000 / seconds) * 100).toFixed(0)}% of the time.`,
+    );
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    if (server) await server.stop().catch(() => server?.killNow());
+    await rm(tempDir, { recursive: true, force: true });
   }
-  const whole = results.at(-1)!;
-  lines.push('', `Statements of one whole search (${whole.name}):`, '');
-  lines.push('| statement | per search | mean | p50 | p99 | max |', '|---|---:|---:|---:|---:|---:|');
-  const rows = [...whole.statements].map(([sql, list]) => ({ sql, list, summary: summariseLatencies(list) }));
-  rows.sort((a, b) => b.summary.mean * b.list.length - a.summary.mean * a.list.length);
-  for (const { sql, list, summary } of rows) {
-    const text = sql.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
-    lines.push(`| \`${text.length > 90 ? `${text.slice(0, 87)}...` : text}\` | ${(list.length / whole.calls.length).toFixed(2)} | ${us(summary.mean)} | ${us(summary.p50)} | ${us(summary.p99)} | ${us(summary.max)} |`);
-  }
-  process.stdout.write(`${lines.join('\n')}\n`);
+}
 
-  await app.close();
-  await rateLimiter.close();
-  await db.close();
-} finally {
-  await rm(tempDir, { recursive: true, force: true });
+try {
+  await main();
+} catch (error) {
+  log(`bench:search-breakdown failed: ${(error as Error).stack ?? error}`);
+  process.exitCode = 1;
 }

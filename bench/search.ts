@@ -4,18 +4,13 @@
  * a report of the same size (the ceiling of the HTTP stack on this machine), in the same run.
  * See docs/benchmarks.md for the method and the latest figures.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { rmSync, statSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { sql } from 'kysely';
-import { loadConfig } from '../src/config.ts';
-import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
-import { createRepositories } from '../src/storage/repositories/index.ts';
-import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
+import { prepareSearchDatabase } from './support/search-data.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { LOAD_OPTIONS, loadSettings, UsageError, type LoadSettings } from './support/load-settings.ts';
 import { Child, freePort, waitUntilReady } from './support/children.ts';
@@ -115,7 +110,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
   };
 
-  const { vins, token, loadSeconds, databaseBytes } = await prepareDatabase(settings, serverEnv);
+  const { vins, token, loadSeconds, databaseBytes } = await prepareSearchDatabase(settings, serverEnv, log);
 
   log(`starting the server on ${baseUrl}${settings.profile ? ' (CPU profile on)' : ''}`);
   const childEnv = { ...process.env, ...serverEnv };
@@ -187,44 +182,6 @@ async function main(): Promise<void> {
     await replaceDocSection(DOC_FILE, 'search', '## Latest figures: search', markdown);
     log(`wrote the figures into ${path.relative(process.cwd(), DOC_FILE)}`);
   }
-}
-
-/** The lots (loaded now, or found from an earlier run with --data-dir) and a new customer whose limits cannot bind. */
-async function prepareDatabase(settings: Settings, env: Record<string, string>) {
-  const config = loadConfig(env);
-  const db = await openDatabase(config.database);
-  try {
-    await migrateToLatest(db);
-    const repos = createRepositories(db);
-    const stored = await repos.lots.count();
-    let vins: string[];
-    let seconds: number | null = null;
-    if (settings.dataDir !== null && stored === settings.lots) {
-      log(`reusing the ${int.format(stored)} lots in ${settings.dataDir}`);
-      vins = await sampleVins(db);
-    } else {
-      if (stored > 0) throw new Error(`${settings.dataDir} holds ${int.format(stored)} lots, not ${int.format(settings.lots)}: give an empty directory`);
-      log(`loading ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) into ${config.database.kind === 'sqlite' ? config.database.file : 'the database'}`);
-      ({ vins, seconds } = await loadSyntheticLots(repos, { count: settings.lots, seed: settings.seed }));
-      log(`loaded ${int.format(settings.lots)} lots of ${int.format(vins.length)} VINs in ${seconds.toFixed(1)} s (${int.format(settings.lots / seconds)} lots/s, generation included)`);
-    }
-    const { token } = await createUnboundedCustomer(repos, `-${Date.now().toString(36)}`);
-    if (db.dialect === 'sqlite') await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db.kysely);
-    const file = config.database.kind === 'sqlite' ? config.database.file : null;
-    const bytes = file === null ? null : statSync(file).size;
-    return { vins, token, loadSeconds: seconds, databaseBytes: bytes };
-  } finally {
-    await db.close();
-    // The load leaves gigabytes for the kernel to write back; searching while it does measures the
-    // disk catching up (at 1,000,000 lots on a slow disk it doubled the p99), not the server.
-    execFileSync('sync');
-  }
-}
-
-/** Up to 200,000 VINs spread over the whole table, for a database loaded by an earlier run. */
-async function sampleVins(db: Awaited<ReturnType<typeof openDatabase>>): Promise<string[]> {
-  const { rows } = await sql<{ vin: string }>`select distinct vin from lots where rowid % (1 + (select max(rowid) from lots) / 200000) = 0`.execute(db.kysely);
-  return rows.map((row) => row.vin);
 }
 
 /** Fetches real reports of random VINs and returns the one of median size. */

@@ -35,6 +35,17 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomChars(ALPHABET, 16)}`;
 }
 
+/**
+ * An id that sorts by creation time: 9 base36 characters of the millisecond (good until the year
+ * 5138) and 11 random ones (about 57 bits, so ids of one millisecond do not collide). For rows
+ * written on every search: a random primary key puts each insert on a random page of its index,
+ * and every such page is a whole page more to write into the WAL and checkpoint (4 KiB of the
+ * 18 KiB a search wrote); a key that grows with time appends instead (docs/benchmarks.md, issue 10).
+ */
+export function newSortableId(prefix: IdPrefix, now = Date.now()): string {
+  return `${prefix}_${now.toString(36).padStart(9, '0')}${randomChars(ALPHABET, 11)}`;
+}
+
 /** Report ids are UUID v4: the link is the capability, so they must not be guessable. */
 export function newReportId(): string {
   return randomUUID();

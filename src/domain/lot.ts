@@ -73,8 +73,26 @@ export type Lot = Static<typeof LotSchema>;
 /** Field order of the spec's table; used wherever a lot is written out field by field. */
 export const LOT_FIELDS = Object.keys(LotSchema.properties) as (keyof Lot)[];
 
+/**
+ * A lot as the API's JSON text, its fields in LOT_FIELDS order: what the lots store answers a
+ * search with (built by the database from the row), spliced unparsed into the answer and into the
+ * report's snapshot. Parsing and serialising it again cost a search more than reading it
+ * (docs/benchmarks.md, issue 10).
+ */
+export type LotJson = string & { readonly __lotJson: unique symbol };
+
+/** A lot object as LotJson, fields in LOT_FIELDS order (sandbox lots, archived photos, replays). */
+export function lotJson(lot: Lot): LotJson {
+  const ordered: Record<string, unknown> = {};
+  for (const field of LOT_FIELDS) ordered[field] = lot[field];
+  return JSON.stringify(ordered) as LotJson;
+}
+
+/** The fields that order a vehicle's lots. */
+export type LotOrderKey = Pick<Lot, 'sale_date' | 'auction' | 'lot_id'>;
+
 /** Newest sale first; lots with an unknown sale date last; ties in a stable, documented order. */
-export function compareLotsNewestFirst(a: Lot, b: Lot): number {
+export function compareLotsNewestFirst(a: LotOrderKey, b: LotOrderKey): number {
   if (a.sale_date !== b.sale_date) {
     if (a.sale_date === null) return 1;
     if (b.sale_date === null) return -1;

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { LotSchema, type Lot } from './lot.ts';
+import { LotSchema, type Lot, type LotJson } from './lot.ts';
 
 /** The answer to a search that found lots. This one schema types the code and documents and serialises the API. */
 export const ReportSchema = Type.Object(
@@ -23,6 +23,17 @@ export const ReportSchema = Type.Object(
 );
 
 export type Report = Static<typeof ReportSchema>;
+
+/** A Report as a search answers it: its lots are the store's JSON text, spliced as they are. */
+export type ReportAnswer = Omit<Report, 'lots'> & { lots: LotJson[] };
+
+/**
+ * The Report document's JSON, ReportSchema's fields in its order, with the lots spliced in unparsed.
+ * A test holds it to what the schema's own serialiser writes.
+ */
+export function reportJson(report: ReportAnswer): string {
+  return `{"status":"success","vin":${JSON.stringify(report.vin)},"origin_timestamp":${JSON.stringify(report.origin_timestamp)},"lots":[${report.lots.join(',')}],"report_url":${JSON.stringify(report.report_url)}}`;
+}
 
 /** The snapshot a search stored: what the report page shows, however the lots change later. */
 export interface StoredReport {

@@ -1,4 +1,4 @@
-import type { Lot } from './lot.ts';
+import type { LotJson } from './lot.ts';
 
 /** A counted search: what it answered, and what a repeat with its Idempotency-Key answers again. */
 export interface CommittedSearch {
@@ -7,7 +7,8 @@ export interface CommittedSearch {
   reportId: string | null;
   vin: string;
   createdAt: string;
-  lots: Lot[];
+  /** The lots it found, as their JSON text (domain/lot.ts). */
+  lots: LotJson[];
 }
 
 /** A row of the customer's search history. */

@@ -1,10 +1,10 @@
 import { billingPeriodAt } from '../limits/billing-period.ts';
 import type { LimitsSnapshot } from '../limits/limit-headers.ts';
 import type { RateDecision, RateLimiter } from '../limits/rate/rate-limiter.ts';
-import type { Lot } from '../domain/lot.ts';
+import { lotJson, type Lot, type LotJson } from '../domain/lot.ts';
 import { checkAuction, checkLotId, lotSubject, type LotRef } from '../domain/lot-ref.ts';
 import { canSearch, sameSubscription, type SearchPrincipal, type TokenPrincipal } from '../domain/principal.ts';
-import type { Report } from '../domain/report.ts';
+import type { ReportAnswer } from '../domain/report.ts';
 import { checkVin } from '../domain/vin.ts';
 import { SANDBOX_ALLOWANCE, SANDBOX_AUCTIONS, sandboxLots, sandboxVinOfLot } from './sandbox/catalogue.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
@@ -15,7 +15,7 @@ import type { Metrics } from '../observability/metrics.ts';
  * stand after it; the rate check's own refusal carries them too, uncounted.
  */
 export type SearchOutcome =
-  | { kind: 'found'; report: Report; replayed: boolean; limits: LimitsSnapshot }
+  | { kind: 'found'; report: ReportAnswer; replayed: boolean; limits: LimitsSnapshot }
   /** `lot` is set for a lookup by lot: no VIN may be known then (`vin` names the lot). */
   | { kind: 'not_found'; vin: string; lot: LotRef | null; replayed: boolean; limits: LimitsSnapshot }
   | { kind: 'rate_limited'; limits: LimitsSnapshot }
@@ -174,12 +174,14 @@ export class SearchService {
     if (subject.kind === 'vin') vin = subject.vin;
     else if (sandbox) vin = sandboxVinOfLot(subject.lot.auction, subject.lot.lotId);
     else vin = await repos.lots.vinOfLotId(subject.lot.auction, subject.lot.lotId);
-    let lots: Lot[] = [];
-    if (vin !== null && sandbox) lots = sandboxLots(vin);
+    let lots: LotJson[] = [];
+    if (vin !== null && sandbox) lots = sandboxLots(vin).map(lotJson);
     else if (vin !== null) {
-      const stored = await repos.lots.findByVin(vin);
-      // With the photo archive on, archived photos are listed by their copies (docs/media.md).
-      lots = this.options.resolveImages && stored.length > 0 ? await this.options.resolveImages(stored) : stored;
+      lots = await repos.lots.findJsonByVin(vin);
+      // With the photo archive on, archived photos are listed by their copies (docs/media.md): only
+      // then are the lots parsed.
+      const { resolveImages } = this.options;
+      if (resolveImages && lots.length > 0) lots = (await resolveImages(lots.map((text) => JSON.parse(text) as Lot))).map(lotJson);
     }
     const asked = lot === null ? (vin as string) : lotSubject(lot);
     const result = await repos.searchCommit.commit({

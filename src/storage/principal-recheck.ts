@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { sameSubscription, type TokenPrincipal } from '../domain/principal.ts';
 import { PreparedQuery, runSteps, type Step } from './prepared-query.ts';
 import type { Database } from './schema.ts';
@@ -61,7 +61,9 @@ export class PrincipalRecheck {
         .where((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', p.at)]))
         .orderBy('s.started_at', 'desc')
         .orderBy('s.id', 'desc')
-        .limit(1),
+        // A literal, not a bound parameter: SQLite ran this probe in 38 µs with `limit ?` and in
+        // 7 µs with `limit 1` (the same plan either way; docs/benchmarks.md, issue 10).
+        .limit(sql.lit(1)),
     );
   }
 

@@ -5,8 +5,8 @@ import type { IdempotencyKeysRepository } from './repositories/idempotency-keys-
 import type { ReportsRepository } from './repositories/reports-repository.ts';
 import type { SearchesRepository } from './repositories/searches-repository.ts';
 import type { UsageCountersRepository } from './repositories/usage-counters-repository.ts';
-import { newId, newReportId } from '../domain/ids.ts';
-import type { Lot } from '../domain/lot.ts';
+import { newReportId, newSortableId } from '../domain/ids.ts';
+import type { LotJson } from '../domain/lot.ts';
 import type { CommittedSearch } from '../domain/search.ts';
 import type { TokenPrincipal } from '../domain/principal.ts';
 import { PrincipalRecheck } from './principal-recheck.ts';
@@ -29,8 +29,8 @@ export interface SearchToCommit {
   /** ISO start of the billing period the search counts in. */
   periodStart: string;
   quota: number;
-  /** The lots found; empty means a counted "not found" search with no report. */
-  lots: Lot[];
+  /** The lots found, as their JSON text (domain/lot.ts); empty means a counted "not found" search with no report. */
+  lots: LotJson[];
   idempotencyKey: string | null;
   /**
    * A sandbox token's search: recorded with its report and key, flagged, and never counted. Its
@@ -138,11 +138,11 @@ export class SearchUnit {
     if (reportId !== null) {
       yield {
         query: reports.insertReport,
-        params: { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: JSON.stringify(input.lots), sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId },
+        params: { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: `[${input.lots.join(',')}]`, sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId },
       };
     }
     const search: SearchRow = {
-      id: newId('srch'),
+      id: newSortableId('srch', input.now.getTime()),
       account_id: input.accountId,
       token_id: input.tokenId,
       vin: input.vin,

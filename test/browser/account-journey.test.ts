@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 // The functions passed to page.evaluate run in the browser; the DOM types check them.
+import { lotJson } from '../../src/domain/lot.ts';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -505,7 +506,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
             now: searchedAt,
             periodStart: period,
             quota: 5000,
-            lots: i % 5 === 0 ? [] : [lot],
+            lots: i % 5 === 0 ? [] : [lotJson(lot)],
             idempotencyKey: null,
           });
           expect(result.kind).toBe('committed');

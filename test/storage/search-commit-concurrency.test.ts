@@ -1,3 +1,4 @@
+import { lotJson } from '../../src/domain/lot.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { CommitResult, SearchToCommit } from '../../src/storage/search-commit.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
@@ -30,7 +31,7 @@ describe.each(DIALECTS)('searchCommit.commit under concurrency (%s)', (dialect) 
       vin,
       periodStart: PERIOD,
       quota: 1000,
-      lots: [makeLot({ vin })],
+      lots: [lotJson(makeLot({ vin }))],
       idempotencyKey: null,
       ...overrides,
     });

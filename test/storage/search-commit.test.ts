@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isReportId } from '../../src/domain/ids.ts';
-import type { Lot } from '../../src/domain/lot.ts';
+import { lotJson, type LotJson } from '../../src/domain/lot.ts';
 import type { CommitResult, SearchToCommit } from '../../src/storage/search-commit.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
 import { createCustomer, makeLot, principalAt, type Customer } from '../support/fixtures.ts';
@@ -35,8 +35,8 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     });
   }
 
-  function lotsFor(vin: string, n = 2): Lot[] {
-    return Array.from({ length: n }, (_, i) => makeLot({ vin, price: 1000 + i, sale_date: `2024-0${i + 1}-01T00:00:00.000Z` }));
+  function lotsFor(vin: string, n = 2): LotJson[] {
+    return Array.from({ length: n }, (_, i) => lotJson(makeLot({ vin, price: 1000 + i, sale_date: `2024-0${i + 1}-01T00:00:00.000Z` })));
   }
 
   /** What the account has in the ledger: search records, reports, the period's counter, idempotency keys. */
@@ -58,7 +58,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     if (result.kind !== 'committed') throw new Error(`expected committed, got ${result.kind}`);
     expect(result.used).toBe(1);
     expect(result.search).toEqual({
-      searchId: expect.stringMatching(/^srch_[0-9a-z]{16}$/),
+      searchId: expect.stringMatching(/^srch_[0-9a-z]{20}$/),
       reportId: expect.any(String),
       vin,
       createdAt: NOW.toISOString(),
@@ -84,7 +84,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
       accountId: customer.accountId,
       vin,
       createdAt: NOW.toISOString(),
-      lots,
+      lots: lots.map((text) => JSON.parse(text)),
       sandbox: false,
       // The token that searched: its brand is the report's (white label).
       tokenId: customer.tokenId,
@@ -97,7 +97,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     const vin = randomVin();
     const lot = makeLot({ vin, price: 500 });
     await t.repos.lots.upsertBatch([lot]);
-    const result = await commit(customer, { vin, lots: await t.repos.lots.findByVin(vin) });
+    const result = await commit(customer, { vin, lots: await t.repos.lots.findJsonByVin(vin) });
     await t.repos.lots.upsertBatch([{ ...lot, price: 900 }]);
     const report = await t.repos.reports.findById((result as { search: { reportId: string } }).search.reportId);
     expect(report?.lots).toEqual([lot]);

@@ -1,6 +1,7 @@
 import { PreparedQuery } from '../prepared-query.ts';
 import type { Db } from '../database.ts';
 import type { CommittedSearch } from '../../domain/search.ts';
+import { lotJson, type Lot } from '../../domain/lot.ts';
 
 /** How long a repeat with the same Idempotency-Key replays the first search. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -44,7 +45,8 @@ export function earlierSearchOf(row: EarlierKeyRow, subject: string, now: Date):
       // The key's subject is what was asked (a VIN, or a lot); the search's VIN is what it answered.
       vin: row.searchVin,
       createdAt: row.created_at,
-      lots: row.lots ? JSON.parse(row.lots) : [],
+      // A replay is rare: its snapshot is split into its lots' texts the plain way.
+      lots: row.lots ? (JSON.parse(row.lots) as Lot[]).map(lotJson) : [],
     },
   };
 }

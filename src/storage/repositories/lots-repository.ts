@@ -1,11 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
-import { compareLotsNewestFirst, LOT_FIELDS, type Lot } from '../../domain/lot.ts';
+import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../../domain/lot.ts';
 import { lotFromRow, type LotUpsertStatus } from './lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from '../dialects/sqlite/lots-upsert.ts';
 import { upsertLotsPostgres } from '../dialects/postgres/lots-upsert.ts';
+import { lotsJsonByVinSqlite } from '../dialects/sqlite/lot-json.ts';
+import { lotsJsonByVinPostgres } from '../dialects/postgres/lot-json.ts';
 import { findBatchWatchers, recordLotEvents } from './lot-events.ts';
 import { queueLotImages } from './media-repository.ts';
 
@@ -30,6 +32,7 @@ const DERIVABLE = new Set<string>(LOT_FIELDS.filter((field) => !['auction', 'lot
 export class LotsRepository {
   /** Built once: every search runs it. */
   private readonly byVin;
+  private readonly jsonByVin: PreparedQuery<{ vin: string }, { lot: string; sale_date: string | null; auction: string; lot_id: number }>;
   private readonly vinOfLot;
 
   /**
@@ -42,6 +45,9 @@ export class LotsRepository {
   ) {
     const k = db.kysely;
     this.byVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => k.selectFrom('lots').selectAll().where('vin', '=', p.vin));
+    this.jsonByVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) =>
+      db.dialect === 'sqlite' ? lotsJsonByVinSqlite(k, p.vin) : lotsJsonByVinPostgres(k, p.vin),
+    );
     this.vinOfLot = new PreparedQuery(k, ['auction', 'lotId'], (p: { auction: string; lotId: number }) =>
       k.selectFrom('lots').select('vin').where('auction', '=', p.auction).where('lot_id', '=', p.lotId),
     );
@@ -73,6 +79,16 @@ export class LotsRepository {
   async findByVin(vin: string): Promise<Lot[]> {
     const rows = await this.byVin.run(this.db, { vin });
     return rows.map(lotFromRow).sort(compareLotsNewestFirst);
+  }
+
+  /**
+   * Every lot of a vehicle as its JSON text, newest sale first: what a search answers and stores,
+   * spliced as it is (domain/lot.ts, LotJson). One probe of lots_vin_idx.
+   */
+  async findJsonByVin(vin: string): Promise<LotJson[]> {
+    const rows = await this.jsonByVin.run(this.db, { vin });
+    if (rows.length > 1) rows.sort(compareLotsNewestFirst);
+    return rows.map((row) => row.lot as LotJson);
   }
 
   async count(): Promise<number> {

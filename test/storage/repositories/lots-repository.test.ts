@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Lot } from '../../../src/domain/lot.ts';
+import { lotJson, LOT_FIELDS, type Lot } from '../../../src/domain/lot.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
 import { makeLot } from '../../support/fixtures.ts';
 import { randomVin } from './helpers.ts';
@@ -52,6 +52,36 @@ describe.each(DIALECTS)('LotsRepository (%s)', (dialect) => {
   });
   afterAll(async () => {
     await t?.destroy();
+  });
+
+  describe('findJsonByVin', () => {
+    test('each lot is its JSON text as the database writes it: the lot itself, fields in the spec order, newest sale first', async () => {
+      const vin = randomVin();
+      const lots = [
+        fullLot(vin, { sale_date: '2021-01-01T00:00:00.000Z' }),
+        // Every kind of value a text may hold: quotes, backslashes, control characters, non-ASCII.
+        fullLot(vin, { sale_date: '2024-05-17T15:00:00.000Z', name: 'Quote " back\\slash \u0001 tab\t ünï 汽车 😀', images: [] }),
+        fullLot(vin, { sale_date: null, keys: null, year: null, price: null, odometer: 0, images: ['https://img.example.com/q?a=1&b="2"'] }),
+        fullLot(vin, { sale_date: '2024-05-17T15:00:00.000Z', auction: 'iaai' }),
+      ];
+      await t.repos.lots.upsertBatch(lots);
+      const texts = await t.repos.lots.findJsonByVin(vin);
+      const parsed = texts.map((text) => JSON.parse(text) as Lot);
+      expect(parsed).toEqual(await t.repos.lots.findByVin(vin));
+      expect(parsed.map((lot) => [lot.sale_date, lot.auction])).toEqual([
+        ['2024-05-17T15:00:00.000Z', 'copart'],
+        ['2024-05-17T15:00:00.000Z', 'iaai'],
+        ['2021-01-01T00:00:00.000Z', 'copart'],
+        [null, 'copart'],
+      ]);
+      for (const text of texts) expect(Object.keys(JSON.parse(text))).toEqual(LOT_FIELDS);
+      // The same text a lot object gives (lotJson), so that a snapshot reads the same whichever wrote it.
+      for (const [i, text] of texts.entries()) expect(text).toBe(lotJson(parsed[i]!));
+    });
+
+    test('an unknown VIN has none', async () => {
+      expect(await t.repos.lots.findJsonByVin(randomVin())).toEqual([]);
+    });
   });
 
   describe('findByVin', () => {

@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiError, validationError } from '../../../errors.ts';
 import { limitHeaders, retryAfter } from '../../../limits/limit-headers.ts';
 import type { SearchOutcome } from '../../../search/search-service.ts';
+import { reportJson } from '../../../domain/report.ts';
 import { invalidTokenError, subscriptionRequiredError } from '../../plugins/authentication.ts';
 
 /**
@@ -13,7 +14,10 @@ export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): Fasti
     case 'found': {
       const headers = limitHeaders(outcome.limits);
       if (outcome.replayed) headers['idempotent-replayed'] = 'true';
-      return reply.headers(headers).send(outcome.report);
+      // The lots are the store's JSON text: the body is written here, not by the route's serialiser
+      // (reportJson keeps to ReportSchema, which still documents the answer).
+      headers['content-type'] = 'application/json; charset=utf-8';
+      return reply.headers(headers).send(reportJson(outcome.report));
     }
     case 'not_found': {
       const headers = limitHeaders(outcome.limits);

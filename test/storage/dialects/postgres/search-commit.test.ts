@@ -1,3 +1,4 @@
+import { lotJson } from '../../../../src/domain/lot.ts';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { migrateToLatest, openDatabase, type Db } from '../../../../src/storage/database.ts';
@@ -61,7 +62,7 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
       vin,
       periodStart: PERIOD,
       quota: 1000,
-      lots: [makeLot({ vin })],
+      lots: [lotJson(makeLot({ vin }))],
       idempotencyKey: null,
       ...overrides,
     });

@@ -1,0 +1,18 @@
+import { sql, type Kysely } from 'kysely';
+import { LOT_FIELDS } from '../../../domain/lot.ts';
+import type { Database } from '../../schema.ts';
+
+const COLUMNS = LOT_FIELDS.map((field) => (field === 'images' ? `l."images"::json as "images"` : `l."${field}"`)).join(', ');
+
+/**
+ * PostgreSQL: the lots of a VIN, each as its JSON text (LotJson) in the lot's field order, with the
+ * fields that order them. row_to_json writes compact JSON in the subselect's column order
+ * (json_build_object would add a space around every colon); `images`, stored as JSON text, is
+ * embedded as JSON.
+ */
+export function lotsJsonByVinPostgres(k: Kysely<Database>, vin: string) {
+  return k
+    .selectFrom('lots as l')
+    .select([sql<string>`(select row_to_json(j)::text from (select ${sql.raw(COLUMNS)}) as j)`.as('lot'), 'l.sale_date', 'l.auction', 'l.lot_id'])
+    .where('l.vin', '=', vin);
+}
