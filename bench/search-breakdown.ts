@@ -25,6 +25,8 @@ import { measureThroughput } from './support/throughput.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const HOST = '127.0.0.1';
+/** The thread in which V8's sampling profiler processes its events: the measurement's cost. */
+const PROFILER_THREAD = 'v8:ProfEvntProc';
 
 const USAGE = `usage: npm run bench:search-breakdown -- [options]
 
@@ -130,6 +132,8 @@ async function main(): Promise<void> {
 
     log(`profiling the server: ${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured`);
     let window = { fromUs: 0, toUs: 0 };
+    let mainCpuAtStart: number | null = null;
+    let threadsAtStart = new Map<string, number>();
     const measured = await withCpu(server, (startMeter) =>
       measureThroughput({
         url: baseUrl,
@@ -140,11 +144,15 @@ async function main(): Promise<void> {
         headers: { authorization: token },
         onMeasuredRunStart: async () => {
           await startMeter();
+          mainCpuAtStart = await server!.cpuSeconds(true);
+          threadsAtStart = await server!.threadCpuSeconds();
           window.fromUs = monotonicUs();
         },
       }),
     );
     window = { ...window, toUs: monotonicUs() };
+    const mainCpuAtEnd = await server.cpuSeconds(true);
+    const threadsAtEnd = await server.threadCpuSeconds();
     const { result, cores } = measured;
     if (result.non2xx > 0 || result.errors > 0) throw new Error(`the server answered ${result.non2xx} non-2xx and ${result.errors} errors: ${server.recentOutput}`);
     await server.stop();
@@ -154,29 +162,39 @@ async function main(): Promise<void> {
     const mainFile = files.find((file) => /\.\d+\.0\.\d+\.cpuprofile$/.test(file));
     if (!mainFile) throw new Error(`the server wrote no main-thread CPU profile into ${profileDir}`);
     const main = await attributeCpuProfile(path.join(profileDir, mainFile), STEPS, window);
-    // Worker threads of the server: the SQLite checkpointer (and the photo archive's, when on).
-    let workersMs = 0;
-    for (const file of files.filter((name) => name !== mainFile && name.endsWith('.cpuprofile'))) {
-      workersMs += (await attributeCpuProfile(path.join(profileDir, file), [], window)).busyMs;
-    }
 
+    // The profiler samples the main thread by the clock: a sample taken while the thread waited
+    // for the CPU counts as busy. So the samples give each step's share, and /proc gives the CPU
+    // those shares divide: the main thread's, and the other threads' (the SQLite checkpointer's,
+    // V8's garbage-collection helpers, libuv's pool) as one line.
     const searches = result.total;
-    const us = (ms: number) => ((ms * 1000) / searches).toFixed(1);
     const seconds = (window.toUs - window.fromUs) / 1e6;
+    if (cores === null || mainCpuAtStart === null || mainCpuAtEnd === null) throw new Error('could not read the server\'s CPU time from /proc');
+    const mainUs = ((mainCpuAtEnd - mainCpuAtStart) * 1e6) / searches;
+    // The profiler's own thread is the measurement's cost, not the server's.
+    const profilerUs = (((threadsAtEnd.get(PROFILER_THREAD) ?? 0) - (threadsAtStart.get(PROFILER_THREAD) ?? 0)) * 1e6) / searches;
+    const totalUs = (cores * seconds * 1e6) / searches - profilerUs;
+    const perSampledMs = mainUs / main.busyMs;
+    const us = (value: number) => value.toFixed(1);
     const lines = [
-      `${searches.toLocaleString('en-US')} searches in ${seconds.toFixed(1)} s (${Math.round(searches / seconds).toLocaleString('en-US')}/s, profiled), ${settings.connections} connections, ${settings.lots.toLocaleString('en-US')} lots.`,
+      `${searches.toLocaleString('en-US')} searches in ${seconds.toFixed(1)} s (${Math.round(searches / seconds).toLocaleString('en-US')}/s, profiled), ${settings.connections} connections, ${settings.lots.toLocaleString('en-US')} lots; load average ${os.loadavg().map((load) => load.toFixed(1)).join(', ')}.`,
       '',
       '| step | µs per search | share | mostly in (own time, µs per search) |',
       '|---|---:|---:|---|',
     ];
-    const total = main.busyMs + workersMs;
-    const mostly = (top: { name: string; ms: number }[]) => top.map((entry) => `${entry.name.replace(/\|/g, '\\|')} ${us(entry.ms)}`).join('; ');
-    for (const line of main.steps) lines.push(`| ${line.step} | ${us(line.ms)} | ${((line.ms / total) * 100).toFixed(1)}% | ${mostly(line.top)} |`);
-    if (workersMs > 0) lines.push(`| worker threads (WAL checkpoints) | ${us(workersMs)} | ${((workersMs / total) * 100).toFixed(1)}% | |`);
-    lines.push(`| **sum** | **${us(total)}** | 100% | |`);
+    const mostly = (top: { name: string; ms: number }[]) => top.map((entry) => `${entry.name.replace(/\|/g, '\\|')} ${us(entry.ms * perSampledMs)}`).join('; ');
+    for (const line of main.steps) lines.push(`| ${line.step} | ${us(line.ms * perSampledMs)} | ${((line.ms * perSampledMs * 100) / totalUs).toFixed(1)}% | ${mostly(line.top)} |`);
+    const others = [...threadsAtEnd]
+      .filter(([name]) => name !== 'main thread' && name !== PROFILER_THREAD)
+      .map(([name, end]) => ({ name, us: ((end - (threadsAtStart.get(name) ?? 0)) * 1e6) / searches }))
+      .filter((thread) => thread.us >= 0.05)
+      .sort((a, b) => b.us - a.us);
+    const othersUs = others.reduce((sum, thread) => sum + thread.us, 0);
+    lines.push(`| other threads (by name; "node" are the checkpointer's and V8's workers) | ${us(othersUs)} | ${((othersUs * 100) / totalUs).toFixed(1)}% | ${others.map((thread) => `${thread.name} ${us(thread.us)}`).join('; ')} |`);
+    lines.push(`| **sum: the server's CPU per search (/proc, less the profiler's thread)** | **${us(totalUs)}** | 100% | |`);
     lines.push(
       '',
-      `Server CPU per search from /proc over the same seconds: ${cores === null ? 'n/a' : ((cores * seconds * 1e6) / searches).toFixed(0)} µs (${cores === null ? 'n/a' : cores.toFixed(2)} cores); the profile's idle main thread: ${((main.idleMs / 1000 / seconds) * 100).toFixed(0)}% of the time.`,
+      `The profiler's own thread (${PROFILER_THREAD}) used ${us(profilerUs)} µs per search more, left out. Main thread ${us(mainUs)} µs per search; the profile saw it busy ${((main.busyMs / 1000 / seconds) * 100).toFixed(0)}% of the time (samples are by the clock: under load they include waiting for the CPU), and used ${(cores).toFixed(2)} cores in all.`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyServerOptions } from 'fast
 import fp from 'fastify-plugin';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Container } from './container.ts';
-import { loggerOptions, requestIdFrom } from './observability/logger.ts';
+import { lazyRequestLogger, loggerOptions, requestIdFrom } from './observability/logger.ts';
 import helmet from './http/plugins/helmet.ts';
 import swagger from './http/plugins/swagger.ts';
 import view from './web/plugins/view.ts';
@@ -56,6 +56,7 @@ export async function buildApp(options: BuildAppOptions) {
     // A client's X-Request-Id is kept only when it is a plain id (it is echoed and logged).
     requestIdHeader: false,
     genReqId: (request) => requestIdFrom(request.headers),
+    childLoggerFactory: (logger, bindings, options) => lazyRequestLogger(logger as never, bindings, options) as never,
     // HEAD on a search would count against the quota; only the methods a route names answer.
     exposeHeadRoutes: false,
     // Fastify accepts a hop count at run time; its type declarations omit the number form.

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -56,10 +56,15 @@ export class Child {
    * CPU seconds (user + system) the child has used so far, from /proc; null where there is no
    * /proc. The kernel counts in clock ticks, 100 a second on Linux.
    */
-  async cpuSeconds(): Promise<number | null> {
+  /**
+   * CPU seconds the process has used, all its threads; `mainThread`: only its main thread (the
+   * event loop), without worker threads, V8's garbage-collection helpers and libuv's pool.
+   */
+  async cpuSeconds(mainThread = false): Promise<number | null> {
     if (this.process.pid === undefined) return null;
     try {
-      const stat = await readFile(`/proc/${this.process.pid}/stat`, 'utf8');
+      const pid = this.process.pid;
+      const stat = await readFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
       // Fields after the command name (which may hold spaces) start at field 3; utime and stime
       // are fields 14 and 15.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -67,6 +72,25 @@ export class Child {
     } catch {
       return null;
     }
+  }
+
+  /** CPU seconds used so far by each thread of the process, by thread name (threads of one name summed). */
+  async threadCpuSeconds(): Promise<Map<string, number>> {
+    const byName = new Map<string, number>();
+    const pid = this.process.pid;
+    if (pid === undefined) return byName;
+    for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+      try {
+        const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const label = tid === String(pid) ? 'main thread' : name;
+        byName.set(label, (byName.get(label) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+    return byName;
   }
 
   /** For a signal handler that cannot wait. */

@@ -3,6 +3,7 @@ import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts'
 import type { App } from '../../src/app.ts';
 import { buildAppOn, testConfig } from '../support/app.ts';
 import { memoryLog } from '../support/memory-log.ts';
+import { lazyRequestLogger } from '../../src/observability/logger.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 /** A secret of the shape of a real one: 32 base62 characters after the prefix. */
@@ -131,5 +132,38 @@ describe('the request log', () => {
     // Without the header, an id is generated as before.
     const bare = await app.inject({ method: 'GET', url: '/pricing' });
     expect(bare.headers['x-request-id']).toMatch(generated);
+  });
+});
+
+describe('lazyRequestLogger', () => {
+  test('writes through a child bound to the request, made only when a line at an enabled level is written', () => {
+    const log = memoryLog('warn');
+    let children = 0;
+    const child = log.logger.child.bind(log.logger);
+    log.logger.child = ((...args: Parameters<typeof child>) => {
+      children++;
+      return child(...args);
+    }) as typeof log.logger.child;
+    const request = lazyRequestLogger(log.logger, { reqId: 'req-1' }, {});
+    request.info('not written');
+    request.debug('not written');
+    expect(children).toBe(0);
+    expect(request.level).toBe('warn');
+    expect(request.isLevelEnabled('info')).toBe(false);
+    request.warn({ detail: 1 }, 'written');
+    request.error('written too');
+    expect(children).toBe(1);
+    const lines = log.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toMatchObject([
+      { reqId: 'req-1', detail: 1, msg: 'written', level: 40 },
+      { reqId: 'req-1', msg: 'written too', level: 50 },
+    ]);
+  });
+
+  test("a route's own level decides (logLevel: 'error' silences its warnings; 'debug' lets debug through)", () => {
+    const log = memoryLog('info');
+    lazyRequestLogger(log.logger, { reqId: 'a' }, { level: 'error' }).warn('quiet route');
+    lazyRequestLogger(log.logger, { reqId: 'b' }, { level: 'debug' }).debug('chatty route');
+    expect(log.lines.map((line) => JSON.parse(line).msg)).toEqual(['chatty route']);
   });
 });

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { loggerOptions } from '../../src/observability/logger.ts';
 
 /** A logger with the server's options (redaction included) whose lines the test reads back. */
-export function memoryLog(level: 'trace' | 'info' = 'info') {
+export function memoryLog(level: 'trace' | 'debug' | 'info' | 'warn' | 'error' = 'info') {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
