@@ -22,6 +22,7 @@ import { Child, freePort, waitUntilReady } from './support/children.ts';
 import { withCpu } from './support/cpu-meter.ts';
 import { prepareSearchDatabase } from './support/search-data.ts';
 import { measureThroughput } from './support/throughput.ts';
+import { pacedLoad } from './support/paced-load.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const HOST = '127.0.0.1';
@@ -36,6 +37,8 @@ const USAGE = `usage: npm run bench:search-breakdown -- [options]
   --connections N   autocannon connections (default 10)
   --warmup S        seconds of warm-up, not counted (default 2)
   --duration S      seconds measured (default 8)
+  --rate N          instead of the closed loop, N searches a second evenly spaced (the fixed-rate
+                    run of bench:search), where searches seldom share a commit
 `;
 
 /**
@@ -88,6 +91,7 @@ function settingsOf(argv: string[]) {
       connections: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '2' },
       duration: { type: 'string', default: '8' },
+      rate: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -108,6 +112,7 @@ function settingsOf(argv: string[]) {
     connections: positive('connections', values.connections, 1),
     warmup: positive('warmup', values.warmup, 0),
     duration: positive('duration', values.duration, 1),
+    rate: values.rate === undefined ? null : positive('rate', values.rate, 1),
   };
 }
 
@@ -130,26 +135,41 @@ async function main(): Promise<void> {
     server = Child.start('the server', ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env: childEnv });
     await waitUntilReady(server, `${baseUrl}/healthz`);
 
-    log(`profiling the server: ${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured`);
+    const randomPath = () => `/api/v1/search?vin=${vins[Math.floor(Math.random() * vins.length)]}`;
+    const headers = { authorization: token };
     let window = { fromUs: 0, toUs: 0 };
     let mainCpuAtStart: number | null = null;
     let threadsAtStart = new Map<string, number>();
-    const measured = await withCpu(server, (startMeter) =>
-      measureThroughput({
-        url: baseUrl,
-        connections: settings.connections,
-        durationSeconds: settings.duration,
-        warmupSeconds: settings.warmup,
-        path: () => `/api/v1/search?vin=${vins[Math.floor(Math.random() * vins.length)]}`,
-        headers: { authorization: token },
-        onMeasuredRunStart: async () => {
-          await startMeter();
-          mainCpuAtStart = await server!.cpuSeconds(true);
-          threadsAtStart = await server!.threadCpuSeconds();
-          window.fromUs = monotonicUs();
-        },
-      }),
-    );
+    const startMeasuring = async (startMeter: () => Promise<void>) => {
+      await startMeter();
+      mainCpuAtStart = await server!.cpuSeconds(true);
+      threadsAtStart = await server!.threadCpuSeconds();
+      window.fromUs = monotonicUs();
+    };
+    let measured: { result: { total: number; non2xx: number; errors: number; latencyP99Ms?: number }; cores: number | null };
+    if (settings.rate === null) {
+      log(`profiling the server: ${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured`);
+      measured = await withCpu(server, (startMeter) =>
+        measureThroughput({
+          url: baseUrl,
+          connections: settings.connections,
+          durationSeconds: settings.duration,
+          warmupSeconds: settings.warmup,
+          path: randomPath,
+          headers,
+          onMeasuredRunStart: () => startMeasuring(startMeter),
+        }),
+      );
+    } else {
+      log(`profiling the server: ${settings.rate} searches a second evenly spaced, ${settings.warmup} s warm-up, ${settings.duration} s measured`);
+      const rate = settings.rate;
+      if (settings.warmup > 0) await pacedLoad({ host: HOST, port, rate, durationSeconds: settings.warmup, path: randomPath, headers });
+      const paced = await withCpu(server, async (startMeter) => {
+        await startMeasuring(startMeter);
+        return pacedLoad({ host: HOST, port, rate, durationSeconds: settings.duration, path: randomPath, headers });
+      });
+      measured = { result: { total: paced.result.completed, non2xx: paced.result.non2xx, errors: paced.result.errors, latencyP99Ms: paced.result.latency.p99 }, cores: paced.cores };
+    }
     window = { ...window, toUs: monotonicUs() };
     const mainCpuAtEnd = await server.cpuSeconds(true);
     const threadsAtEnd = await server.threadCpuSeconds();
@@ -177,7 +197,7 @@ async function main(): Promise<void> {
     const perSampledMs = mainUs / main.busyMs;
     const us = (value: number) => value.toFixed(1);
     const lines = [
-      `${searches.toLocaleString('en-US')} searches in ${seconds.toFixed(1)} s (${Math.round(searches / seconds).toLocaleString('en-US')}/s, profiled), ${settings.connections} connections, ${settings.lots.toLocaleString('en-US')} lots; load average ${os.loadavg().map((load) => load.toFixed(1)).join(', ')}.`,
+      `${searches.toLocaleString('en-US')} searches in ${seconds.toFixed(1)} s (${Math.round(searches / seconds).toLocaleString('en-US')}/s, profiled), ${settings.rate === null ? `${settings.connections} connections` : `${settings.rate}/s evenly spaced, p99 ${result.latencyP99Ms?.toFixed(1)} ms`}, ${settings.lots.toLocaleString('en-US')} lots; load average ${os.loadavg().map((load) => load.toFixed(1)).join(', ')}.`,
       '',
       '| step | µs per search | share | mostly in (own time, µs per search) |',
       '|---|---:|---:|---|',

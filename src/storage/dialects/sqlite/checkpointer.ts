@@ -7,6 +7,14 @@ import { Worker } from 'node:worker_threads';
  * searches. The server turns auto-checkpoints off on its connection and runs them here instead:
  * a worker thread with a connection of its own checkpoints PASSIVE-ly (never blocking writers)
  * once a second, and truncates the log when the server shuts down.
+ *
+ * Under steady writes a PASSIVE checkpoint never catches up with the last frame (commits land
+ * while it syncs), and the log only starts over from its beginning once one has: the WAL grew
+ * without bound (1 GB in a minute of benchmark), every append extending the file. So once the log
+ * holds more than `restartFrames`, the worker follows its PASSIVE checkpoint with a RESTART one,
+ * which holds the write lock while it copies the few frames written meanwhile, so that the next
+ * writer starts the log over. The server's search commit does not wait for that lock on the event
+ * loop (search-commit.ts), and the main connection's journal_size_limit truncates the file back.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -14,7 +22,10 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 5000');
 const timer = setInterval(() => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch (error) { parentPort.postMessage({ error: String(error) }); }
+  try {
+    const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
+    if (passive && passive.log >= workerData.restartFrames) db.pragma('wal_checkpoint(RESTART)');
+  } catch (error) { parentPort.postMessage({ error: String(error) }); }
 }, workerData.intervalMs);
 parentPort.on('message', (message) => {
   if (message !== 'stop') return;
@@ -29,9 +40,12 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(file: string, onError: (message: string) => void, intervalMs = 1000): Checkpointer {
+/** The WAL's size past which the checkpointer restarts it: 16,384 frames, 64 MiB of 4 KiB pages. */
+export const WAL_RESTART_FRAMES = 16_384;
+
+export function startCheckpointer(file: string, onError: (message: string) => void, intervalMs = 1000, restartFrames = WAL_RESTART_FRAMES): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs } });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs, restartFrames } });
   worker.unref();
   const stopped = new Promise<void>((resolve) => {
     worker.on('message', (message: unknown) => {

@@ -89,7 +89,11 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
   // cache: a lookup by VIN on 100k lots went from 68 to 21 µs (docs/benchmarks.md).
   raw.pragma('mmap_size = 268435456');
   raw.pragma('cache_size = -65536');
-  if (options.backgroundCheckpoint && options.file !== ':memory:') raw.pragma('wal_autocheckpoint = 0');
+  if (options.backgroundCheckpoint && options.file !== ':memory:') {
+    raw.pragma('wal_autocheckpoint = 0');
+    // When the checkpointer has the log start over (checkpointer.ts), the file is cut back to this.
+    raw.pragma('journal_size_limit = 67108864');
+  }
   return { dialect: new SqliteDialect({ database: withStatementCache(raw) }), raw };
 }
 

@@ -3,11 +3,14 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { Database } from '../../schema.ts';
 import { runDirect } from './direct-statements.ts';
+import { isSqliteBusy } from './connection.ts';
 import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit } from '../../search-commit.ts';
 import type { Step } from '../../prepared-query.ts';
 
 /** The most searches one transaction takes: bounds how long one commit holds the writer and the event loop. */
 const MAX_GROUP_COMMIT = 256;
+/** Waits between tries for the write lock another connection holds: short at first, at most 20 ms. */
+const LOCK_RETRY_MS = [1, 2, 4, 8, 16, 20];
 
 interface Pending {
   input: SearchToCommit;
@@ -16,6 +19,13 @@ interface Pending {
 }
 
 type Outcome = { ok: true; result: CommitResult } | { ok: false; error: unknown };
+
+/** The write lock was held by another connection when the batch began: nothing ran, try again later. */
+class WriteLockBusy extends Error {
+  constructor(cause: unknown) {
+    super('the database write lock is held by another connection', { cause });
+  }
+}
 
 /**
  * SQLite: one writer, where a COMMIT costs more than a search's statements. Every search that asks
@@ -28,6 +38,12 @@ type Outcome = { ok: true; result: CommitResult } | { ok: false; error: unknown 
  * repositories hold: an async driver hop per statement cost more than the statement. The batch
  * holds Kysely's connection while it runs, so it never lands inside a transaction Kysely has open
  * on the same connection (an import's batch, an account change).
+ *
+ * The write lock is never waited for on the event loop: another connection may hold it (a CLI
+ * import's batch, the checkpointer restarting the WAL), and SQLite's busy handler would sleep in
+ * this thread, stalling every request. BEGIN IMMEDIATE is tried with no busy timeout; when the
+ * lock is held, the batch waits on a timer and tries again (searches arriving meanwhile join it),
+ * for as long as the connection's busy timeout allows.
  */
 export class SqliteSearchCommit implements SearchCommit {
   private readonly unit: SearchUnit;
@@ -37,6 +53,10 @@ export class SqliteSearchCommit implements SearchCommit {
   private readonly runUnit: (input: SearchToCommit) => CommitResult;
   private pending: Pending[] = [];
   private scheduled = false;
+  /** How long a batch may wait for the write lock in all: the connection's busy timeout. */
+  private readonly lockTimeoutMs: number;
+  /** When the batch now waiting for the write lock first found it held, and how many times. */
+  private lockWait: { since: number; tries: number } | null = null;
 
   constructor(db: Db, stores: SearchCommitStores) {
     if (db.sqlite === null) throw new Error('SqliteSearchCommit needs a SQLite database');
@@ -45,18 +65,36 @@ export class SqliteSearchCommit implements SearchCommit {
     this.unit = new SearchUnit(db, stores);
     // Nested better-sqlite3 transactions are savepoints: a unit that throws rolls back to its own.
     this.runUnit = this.raw.transaction((input: SearchToCommit) => this.runSteps(input));
-    const batch = this.raw.transaction((items: Pending[]) =>
-      items.map((item): Outcome => {
+    let began = false;
+    const batch = this.raw.transaction((items: Pending[]) => {
+      began = true;
+      return items.map((item): Outcome => {
         try {
           return { ok: true, result: this.runUnit(item.input) };
         } catch (error) {
           return { ok: false, error };
         }
-      }),
-    );
-    // BEGIN IMMEDIATE: take the write lock up front, so that busy_timeout applies while a CLI
-    // import holds it (a deferred BEGIN would fail at once with SQLITE_BUSY on its first write).
-    this.runBatch = (items) => batch.immediate(items);
+      });
+    });
+    this.lockTimeoutMs = this.raw.pragma('busy_timeout', { simple: true }) as number;
+    // Not prepared statements: SQLite applies busy_timeout when the pragma is compiled, so a
+    // prepared one run again does not reliably set it again.
+    const noWait = 'pragma busy_timeout = 0';
+    const wait = `pragma busy_timeout = ${Math.trunc(this.lockTimeoutMs)}`;
+    // BEGIN IMMEDIATE: take the write lock up front, where it can be refused before anything ran
+    // (a deferred BEGIN would be refused at its first write, halfway through a unit).
+    this.runBatch = (items) => {
+      began = false;
+      this.raw.exec(noWait);
+      try {
+        return batch.immediate(items);
+      } catch (error) {
+        if (!began && isSqliteBusy(error)) throw new WriteLockBusy(error);
+        throw error;
+      } finally {
+        this.raw.exec(wait);
+      }
+    };
   }
 
   commit(input: SearchToCommit): Promise<CommitResult> {
@@ -70,39 +108,73 @@ export class SqliteSearchCommit implements SearchCommit {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.pending;
+    let batch = this.pending;
     this.pending = [];
+    let retryInMs: number | null = null;
     try {
       await this.kysely.connection().execute(async () => {
         // Searches that arrived while the connection was busy join this commit.
         batch.push(...this.pending.splice(0));
-        for (let start = 0; start < batch.length; start += MAX_GROUP_COMMIT) this.commitGroup(batch.slice(start, start + MAX_GROUP_COMMIT));
+        while (batch.length > 0) {
+          const group = batch.slice(0, MAX_GROUP_COMMIT);
+          if (!this.commitGroup(group)) {
+            retryInMs = this.nextLockRetry(group);
+            if (retryInMs !== null) return;
+            // Waited too long: the group has failed; the rest tries on.
+          }
+          batch = batch.slice(group.length);
+        }
       });
     } catch (error) {
       for (const item of batch) item.reject(error);
+      batch = [];
     } finally {
-      this.scheduled = false;
-      if (this.pending.length > 0) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
+      // What is left waits for the write lock, ahead of what arrived since.
+      this.pending = [...batch, ...this.pending];
+      if (retryInMs !== null && this.pending.length > 0) setTimeout(() => void this.flush(), retryInMs);
+      else if (this.pending.length > 0) setImmediate(() => void this.flush());
+      else this.scheduled = false;
     }
   }
 
-  private commitGroup(group: Pending[]): void {
+  /**
+   * Commits one group and settles its searches; false when the write lock was held elsewhere and
+   * nothing ran (the group is to be tried again).
+   */
+  private commitGroup(group: Pending[]): boolean {
     if (this.raw.inTransaction) throw new Error('the search commit found a transaction open on its connection');
     let outcomes: Outcome[];
     try {
       outcomes = this.runBatch(group);
     } catch (error) {
+      if (error instanceof WriteLockBusy) return false;
       for (const item of group) item.reject(error);
-      return;
+      return true;
     }
+    this.lockWait = null;
     group.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(outcome.result);
       else item.reject(outcome.error);
     });
+    return true;
+  }
+
+  /**
+   * The wait before the next try for the write lock; past the connection's busy timeout the
+   * waiting searches fail with SQLITE_BUSY, as a statement waiting that long would (and null is
+   * returned: nothing to retry).
+   */
+  private nextLockRetry(group: Pending[]): number | null {
+    const now = Date.now();
+    const wait = (this.lockWait ??= { since: now, tries: 0 });
+    if (now - wait.since >= this.lockTimeoutMs) {
+      this.lockWait = null;
+      const error = Object.assign(new Error(`database is locked: the write lock was held for more than ${this.lockTimeoutMs} ms`), { code: 'SQLITE_BUSY' });
+      for (const item of group) item.reject(error);
+      return null;
+    }
+    return LOCK_RETRY_MS[Math.min(wait.tries++, LOCK_RETRY_MS.length - 1)]!;
   }
 
   private runSteps(input: SearchToCommit): CommitResult {

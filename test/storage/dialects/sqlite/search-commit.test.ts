@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { lotJson } from '../../../../src/domain/lot.ts';
+import { migrateToLatest, openDatabase, type Db } from '../../../../src/storage/database.ts';
+import { createRepositories, type Repositories } from '../../../../src/storage/repositories/index.ts';
+import type { SearchToCommit } from '../../../../src/storage/search-commit.ts';
+import { createCustomer, makeLot, principalAt, type Customer } from '../../../support/fixtures.ts';
+import { randomVin } from '../../repositories/helpers.ts';
+
+const LOCK_TIMEOUT_MS = 400;
+
+/**
+ * The SQLite search commit never waits for the write lock on the event loop: while another
+ * connection (a CLI import, the checkpointer restarting the WAL) holds it, timers and reads go on,
+ * and the searches commit once it is free, or fail with SQLITE_BUSY past the lock timeout.
+ */
+describe('SqliteSearchCommit and a write lock held by another connection', () => {
+  let dir: string;
+  let db: Db;
+  let repos: Repositories;
+  let other: BetterSqlite3.Database;
+  let customer: Customer;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'vinhistory-sqlite-commit-'));
+    const file = path.join(dir, 'db.sqlite');
+    db = await openDatabase({ kind: "sqlite", file }, { lockTimeoutMs: LOCK_TIMEOUT_MS });
+    await migrateToLatest(db);
+    repos = createRepositories(db);
+    customer = await createCustomer(repos);
+    other = new BetterSqlite3(file);
+  });
+  afterAll(async () => {
+    other?.close();
+    await db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function search(vin = randomVin()): Promise<SearchToCommit> {
+    const now = new Date();
+    const principal = await principalAt(repos, customer.tokenId, now);
+    return {
+      principal,
+      accountId: customer.accountId,
+      tokenId: customer.tokenId,
+      vin,
+      now,
+      periodStart: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString(),
+      quota: 1_000_000,
+      lots: [lotJson(makeLot({ vin }))],
+      idempotencyKey: null,
+    };
+  }
+
+  test('waits on timers while the lock is held, reads go on, and the searches commit once it is free', async () => {
+    const inputs = await Promise.all([search(), search(), search()]);
+    other.exec('begin immediate');
+    let released = false;
+    const commits = inputs.map((input) => repos.searchCommit.commit(input).then((result) => ({ result, afterRelease: released })));
+    // The event loop is free while the commits wait: a timer fires and a read answers.
+    const started = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(performance.now() - started).toBeLessThan(45 + LOCK_TIMEOUT_MS / 2);
+    expect(await repos.lots.findJsonByVin(inputs[0]!.vin)).toEqual([]);
+    other.exec('commit');
+    released = true;
+    const results = await Promise.all(commits);
+    for (const { result, afterRelease } of results) {
+      expect(result.kind).toBe('committed');
+      expect(afterRelease).toBe(true);
+    }
+  });
+
+  test('past the lock timeout the waiting searches fail with SQLITE_BUSY; the next ones commit', async () => {
+    other.exec('begin immediate');
+    const started = performance.now();
+    const failed = await repos.searchCommit.commit(await search()).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    other.exec('commit');
+    expect((failed as { code?: string } | null)?.code).toBe('SQLITE_BUSY');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(LOCK_TIMEOUT_MS - 5);
+    expect((await repos.searchCommit.commit(await search())).kind).toBe('committed');
+  });
+});
