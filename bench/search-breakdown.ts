@@ -37,6 +37,7 @@ const USAGE = `usage: npm run bench:search-breakdown -- [options]
   --connections N   autocannon connections (default 10)
   --warmup S        seconds of warm-up, not counted (default 2)
   --duration S      seconds measured (default 8)
+  --top N           functions named per step (default 4)
   --rate N          instead of the closed loop, N searches a second evenly spaced (the fixed-rate
                     run of bench:search), where searches seldom share a commit
 `;
@@ -92,6 +93,7 @@ function settingsOf(argv: string[]) {
       warmup: { type: 'string', default: '2' },
       duration: { type: 'string', default: '8' },
       rate: { type: 'string' },
+      top: { type: 'string', default: '4' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -113,6 +115,7 @@ function settingsOf(argv: string[]) {
     warmup: positive('warmup', values.warmup, 0),
     duration: positive('duration', values.duration, 1),
     rate: values.rate === undefined ? null : positive('rate', values.rate, 1),
+    top: positive('top', values.top, 1),
   };
 }
 
@@ -181,7 +184,7 @@ async function main(): Promise<void> {
     const files = await readdir(profileDir);
     const mainFile = files.find((file) => /\.\d+\.0\.\d+\.cpuprofile$/.test(file));
     if (!mainFile) throw new Error(`the server wrote no main-thread CPU profile into ${profileDir}`);
-    const main = await attributeCpuProfile(path.join(profileDir, mainFile), STEPS, window);
+    const main = await attributeCpuProfile(path.join(profileDir, mainFile), STEPS, window, settings.top);
 
     // The profiler samples the main thread by the clock: a sample taken while the thread waited
     // for the CPU counts as busy. So the samples give each step's share, and /proc gives the CPU

@@ -117,6 +117,7 @@ try {
     dialect: 'sqlite',
     sqlite: raw,
     postgres: null,
+    sqliteCommitThread: null,
     isUniqueViolation: isSqliteUniqueViolation,
     ping: async () => {},
     close: () => kysely.destroy(),

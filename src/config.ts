@@ -22,6 +22,7 @@ const EnvSchema = Type.Object({
    * PostgreSQL's lock_timeout) before the request is answered 503 with Retry-After.
    */
   DATABASE_LOCK_TIMEOUT_MS: Type.String({ pattern: '^[0-9]{1,7}$', default: '5000' }),
+  SQLITE_COMMIT_THREAD: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** How long a rate-limit decision may wait for Redis before the instance decides alone. */
   REDIS_TIMEOUT_MS: Type.String({ pattern: '^[0-9]{1,5}$', default: '50' }),
@@ -139,6 +140,8 @@ export interface Config {
   readonly database: DatabaseConfig;
   /** The lock wait of every database connection, in ms (openDatabase's lockTimeoutMs). */
   readonly databaseLockTimeoutMs: number;
+  /** SQLite, `serve`: commit searches on a thread of their own instead of on the event loop. */
+  readonly sqliteCommitThread: boolean;
   /** Base of every report_url, without a trailing slash. Never derived from a request. */
   readonly publicBaseUrl: string;
   readonly logLevel: Env['LOG_LEVEL'];
@@ -184,6 +187,7 @@ const HINTS: Record<string, string> = {
   REDIS_URL: 'a redis:// or rediss:// URL',
   REDIS_TIMEOUT_MS: 'a whole number of milliseconds, e.g. 50',
   DATABASE_LOCK_TIMEOUT_MS: 'a whole number of milliseconds, e.g. 5000',
+  SQLITE_COMMIT_THREAD: 'true or false',
   REQUEST_TIMEOUT_MS: 'a whole number of milliseconds from 100 to 9999999, e.g. 60000',
   METRICS_TOKEN: 'at least 16 characters',
   COOKIE_SECRET: 'at least 32 characters',
@@ -264,6 +268,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     database: Object.freeze(database),
     databaseLockTimeoutMs: Number(env.DATABASE_LOCK_TIMEOUT_MS),
+    sqliteCommitThread: env.SQLITE_COMMIT_THREAD === 'true',
     publicBaseUrl,
     logLevel: env.LOG_LEVEL,
     redisUrl: env.REDIS_URL ?? null,

@@ -27,6 +27,7 @@ export async function startServer(config: Config): Promise<void> {
   const db = await openDatabase(config.database, {
     lockTimeoutMs: config.databaseLockTimeoutMs,
     backgroundCheckpoint: true,
+    searchCommitThread: config.sqliteCommitThread,
     onBackgroundError: (message) => log.warn({ error: message }, 'sqlite checkpoint failed'),
   });
   await migrateToLatest(db);

@@ -41,7 +41,7 @@ const HTTP_STACK = ['node:_http', 'node:net', 'node:internal/stream_base_commons
  * search service is the metrics'), so the steps add up to the whole busy time, nothing counted
  * twice. `from`/`to` (µs on the profile's own clock, `startTime` based) keep a window.
  */
-export async function attributeCpuProfile(file: string, rules: readonly StepRule[], window?: { fromUs: number; toUs: number }): Promise<StepSummary> {
+export async function attributeCpuProfile(file: string, rules: readonly StepRule[], window?: { fromUs: number; toUs: number }, top = 4): Promise<StepSummary> {
   const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile & { startTime: number };
   const parent = new Map<number, number>();
   const frames = new Map<number, CpuProfile['nodes'][number]['callFrame']>();
@@ -97,7 +97,7 @@ export async function attributeCpuProfile(file: string, rules: readonly StepRule
       step,
       ms,
       share: ms / (busy || 1),
-      top: [...(selfByStep.get(step) ?? [])].map(([name, selfMs]) => ({ name, ms: selfMs })).sort((a, b) => b.ms - a.ms).slice(0, 4),
+      top: [...(selfByStep.get(step) ?? [])].map(([name, selfMs]) => ({ name, ms: selfMs })).sort((a, b) => b.ms - a.ms).slice(0, top),
     }))
     .sort((a, b) => b.ms - a.ms);
   return { busyMs: busy, idleMs: idle, steps };

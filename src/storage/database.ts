@@ -4,7 +4,8 @@ import type pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import { isPostgresBusy, isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
 import { isSqliteBusy, isSqliteUniqueViolation, openSqlite } from './dialects/sqlite/connection.ts';
-import { startCheckpointer } from './dialects/sqlite/checkpointer.ts';
+import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES } from './dialects/sqlite/checkpointer.ts';
+import { SqliteSearchCommitThread } from './dialects/sqlite/search-commit-thread.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -24,12 +25,19 @@ export interface Db {
    * it directly (named prepared statements, several searches a transaction). Anything else goes through Kysely.
    */
   readonly postgres: pg.Pool | null;
+  /** SQLite in the server only: the search commit on a thread of its own (dialects/sqlite/search-commit-thread.ts). */
+  readonly sqliteCommitThread: SqliteSearchCommitThread | null;
   isUniqueViolation(error: unknown): boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface OpenDatabaseOptions {
+  /**
+   * SQLite only, for a file: commit searches on a thread of its own with a connection of its own
+   * (the server), instead of on the event loop.
+   */
+  searchCommitThread?: boolean;
   /** SQLite only: checkpoint the WAL from a worker thread (long-running server processes). */
   backgroundCheckpoint?: boolean;
   /** SQLite only: where the checkpointer reports a failure. */
@@ -54,8 +62,16 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
       ...(options.lockTimeoutMs !== undefined ? { busyTimeoutMs: options.lockTimeoutMs } : {}),
     });
     const kysely = new Kysely<Database>({ dialect });
-    const checkpointer = background ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {})) : null;
-    return handle(kysely, 'sqlite', raw, null, isSqliteUniqueViolation, async () => {
+    const commitThread =
+      options.searchCommitThread === true && config.file !== ':memory:'
+        ? new SqliteSearchCommitThread({ file: config.file, lockTimeoutMs: raw.pragma('busy_timeout', { simple: true }) as number, walRestartBytes: WAL_RESTART_BYTES })
+        : null;
+    // The WAL is restarted by its one writer under load: the commit thread when there is one.
+    const checkpointer = background
+      ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {}), { restartFrames: commitThread ? null : WAL_RESTART_BYTES / SQLITE_PAGE_BYTES })
+      : null;
+    return handle(kysely, 'sqlite', raw, null, isSqliteUniqueViolation, commitThread, async () => {
+      await commitThread?.close();
       await kysely.destroy();
       await checkpointer?.stop();
     });
@@ -76,7 +92,7 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
     ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
   });
   const kysely = new Kysely<Database>({ dialect });
-  return handle(kysely, 'postgres', null, pool, isPostgresUniqueViolation, () => kysely.destroy());
+  return handle(kysely, 'postgres', null, pool, isPostgresUniqueViolation, null, () => kysely.destroy());
 }
 
 function handle(
@@ -85,6 +101,7 @@ function handle(
   sqlite: BetterSqlite3.Database | null,
   postgres: pg.Pool | null,
   isUniqueViolation: (error: unknown) => boolean,
+  sqliteCommitThread: SqliteSearchCommitThread | null,
   close: () => Promise<void>,
 ): Db {
   return {
@@ -92,6 +109,7 @@ function handle(
     dialect,
     sqlite,
     postgres,
+    sqliteCommitThread,
     isUniqueViolation,
     ping: async () => {
       await sql`select 1`.execute(kysely);

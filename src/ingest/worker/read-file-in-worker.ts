@@ -1,6 +1,4 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../../worker-threads.ts';
 import { IngestError } from '../ingest-error.ts';
 import { PREPARE_CHUNK_SIZE, type PreparedChunk } from '../prepare-lot.ts';
 import type { MainMessage, ReadFileJob, WorkerMessage } from './read-file-worker.ts';
@@ -25,33 +23,11 @@ export interface WorkerFileSource {
   chunks: AsyncIterable<PreparedChunk>;
 }
 
-/**
- * This module runs either from the sources (under tsx or vitest) or from the build (dist/, where
- * tsc has made it .js): the worker's module is its sibling in the same tree.
- */
-const FROM_SOURCES = import.meta.url.endsWith('.ts');
-const WORKER_FILE = new URL(FROM_SOURCES ? './read-file-worker.ts' : './read-file-worker.js', import.meta.url).href;
-/**
- * From the sources, the worker runs the TypeScript the way bin/vinhistory.js does, through tsx's
- * loader, registered inside the worker before the module is imported (a loader given in execArgv
- * does not reach a worker's entry module on Node 20); the build needs no loader.
- */
-const BOOTSTRAP = FROM_SOURCES
-  ? `import(${JSON.stringify(tsxApi())})
-  .then(({ register }) => { register(); return import(${JSON.stringify(WORKER_FILE)}); });`
-  : `import(${JSON.stringify(WORKER_FILE)});`;
-
-function tsxApi(): string {
-  // require.resolve finds the CommonJS build of tsx/esm/api; the ES module build sits beside it.
-  return pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-}
-
 export async function readFileInWorker(
   job: Pick<ReadFileJob, 'file' | 'format' | 'mapping' | 'enrichDataDir'> & Partial<Pick<ReadFileJob, 'chunkSize' | 'maxInFlight'>>,
   options: { onUnpacking?: () => void } = {},
 ): Promise<WorkerFileSource> {
-  const worker = new Worker(BOOTSTRAP, {
-    eval: true,
+  const worker = startModuleWorker(import.meta.url, 'read-file-worker', {
     workerData: { chunkSize: PREPARE_CHUNK_SIZE, maxInFlight: 8, ...job } satisfies ReadFileJob,
   });
   const queue: WorkerMessage[] = [];

@@ -15,7 +15,7 @@ import { IdempotencyKeysRepository } from './idempotency-keys-repository.ts';
 import { ReportsRepository } from './reports-repository.ts';
 import { SearchesRepository } from './searches-repository.ts';
 import { UsageCountersRepository } from './usage-counters-repository.ts';
-import type { SearchCommit } from '../search-commit.ts';
+import type { SearchCommit, SearchCommitStores } from '../search-commit.ts';
 import { SqliteSearchCommit } from '../dialects/sqlite/search-commit.ts';
 import { PostgresSearchCommit } from '../dialects/postgres/search-commit.ts';
 import { SettingsRepository } from './settings-repository.ts';
@@ -65,13 +65,18 @@ export interface RepositoryOptions {
   queueMediaImages?: boolean;
 }
 
-export function createRepositories(db: Db, options: RepositoryOptions = {}): Repositories {
-  const ledger = {
+/** What a search's commit writes and reads: its own statements come from these. */
+export function createLedgerStores(db: Db): SearchCommitStores {
+  return {
     reports: new ReportsRepository(db),
     searches: new SearchesRepository(db),
     usageCounters: new UsageCountersRepository(db),
     idempotencyKeys: new IdempotencyKeysRepository(db),
   };
+}
+
+export function createRepositories(db: Db, options: RepositoryOptions = {}): Repositories {
+  const ledger = createLedgerStores(db);
   return {
     plans: new PlansRepository(db),
     accounts: new AccountsRepository(db),
@@ -79,7 +84,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     tokens: new TokensRepository(db),
     lots: new LotsRepository(db, { queueImages: options.queueMediaImages === true }),
     ...ledger,
-    searchCommit: db.dialect === 'sqlite' ? new SqliteSearchCommit(db, ledger) : new PostgresSearchCommit(db, ledger),
+    searchCommit: db.dialect === 'sqlite' ? (db.sqliteCommitThread ?? new SqliteSearchCommit(db, ledger)) : new PostgresSearchCommit(db, ledger),
     settings: new SettingsRepository(db),
     brands: new BrandsRepository(db),
     passwords: new AccountPasswordsRepository(db),

@@ -15,6 +15,8 @@ import { Worker } from 'node:worker_threads';
  * which holds the write lock while it copies the few frames written meanwhile, so that the next
  * writer starts the log over. The server's search commit does not wait for that lock on the event
  * loop (search-commit.ts), and the main connection's journal_size_limit truncates the file back.
+ * With the search commit on a thread of its own, that thread restarts the log itself, between
+ * two batches (search-commit-worker.ts).
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -24,7 +26,7 @@ db.pragma('busy_timeout = 5000');
 const timer = setInterval(() => {
   try {
     const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
-    if (passive && passive.log >= workerData.restartFrames) db.pragma('wal_checkpoint(RESTART)');
+    if (passive && workerData.restartFrames !== null && passive.log >= workerData.restartFrames) db.pragma('wal_checkpoint(RESTART)');
   } catch (error) { parentPort.postMessage({ error: String(error) }); }
 }, workerData.intervalMs);
 parentPort.on('message', (message) => {
@@ -40,10 +42,19 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-/** The WAL's size past which the checkpointer restarts it: 16,384 frames, 64 MiB of 4 KiB pages. */
-export const WAL_RESTART_FRAMES = 16_384;
+/** The WAL's size past which it is restarted: 64 MiB. */
+export const WAL_RESTART_BYTES = 64 * 1024 * 1024;
+export const SQLITE_PAGE_BYTES = 4096;
 
-export function startCheckpointer(file: string, onError: (message: string) => void, intervalMs = 1000, restartFrames = WAL_RESTART_FRAMES): Checkpointer {
+/**
+ * `restartFrames`: the log's length (frames) past which the checkpointer restarts it; null when
+ * another writer does (the search commit thread, search-commit-worker.ts).
+ */
+export function startCheckpointer(
+  file: string,
+  onError: (message: string) => void,
+  { intervalMs = 1000, restartFrames = WAL_RESTART_BYTES / SQLITE_PAGE_BYTES }: { intervalMs?: number; restartFrames?: number | null } = {},
+): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs, restartFrames } });
   worker.unref();

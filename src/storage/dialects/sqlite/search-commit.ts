@@ -1,11 +1,8 @@
-import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { Database } from '../../schema.ts';
-import { runDirect } from './direct-statements.ts';
-import { isSqliteBusy } from './connection.ts';
+import { SqliteSearchBatch, WriteLockBusy, type Outcome } from './search-batch.ts';
 import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit } from '../../search-commit.ts';
-import type { Step } from '../../prepared-query.ts';
 
 /** The most searches one transaction takes: bounds how long one commit holds the writer and the event loop. */
 const MAX_GROUP_COMMIT = 256;
@@ -16,15 +13,6 @@ interface Pending {
   input: SearchToCommit;
   resolve: (result: CommitResult) => void;
   reject: (error: unknown) => void;
-}
-
-type Outcome = { ok: true; result: CommitResult } | { ok: false; error: unknown };
-
-/** The write lock was held by another connection when the batch began: nothing ran, try again later. */
-class WriteLockBusy extends Error {
-  constructor(cause: unknown) {
-    super('the database write lock is held by another connection', { cause });
-  }
 }
 
 /**
@@ -46,11 +34,8 @@ class WriteLockBusy extends Error {
  * for as long as the connection's busy timeout allows.
  */
 export class SqliteSearchCommit implements SearchCommit {
-  private readonly unit: SearchUnit;
-  private readonly raw: BetterSqlite3.Database;
   private readonly kysely: Kysely<Database>;
-  private readonly runBatch: (batch: Pending[]) => Outcome[];
-  private readonly runUnit: (input: SearchToCommit) => CommitResult;
+  private readonly batch: SqliteSearchBatch;
   private pending: Pending[] = [];
   private scheduled = false;
   /** How long a batch may wait for the write lock in all: the connection's busy timeout. */
@@ -60,41 +45,9 @@ export class SqliteSearchCommit implements SearchCommit {
 
   constructor(db: Db, stores: SearchCommitStores) {
     if (db.sqlite === null) throw new Error('SqliteSearchCommit needs a SQLite database');
-    this.raw = db.sqlite;
     this.kysely = db.kysely;
-    this.unit = new SearchUnit(db, stores);
-    // Nested better-sqlite3 transactions are savepoints: a unit that throws rolls back to its own.
-    this.runUnit = this.raw.transaction((input: SearchToCommit) => this.runSteps(input));
-    let began = false;
-    const batch = this.raw.transaction((items: Pending[]) => {
-      began = true;
-      return items.map((item): Outcome => {
-        try {
-          return { ok: true, result: this.runUnit(item.input) };
-        } catch (error) {
-          return { ok: false, error };
-        }
-      });
-    });
-    this.lockTimeoutMs = this.raw.pragma('busy_timeout', { simple: true }) as number;
-    // Not prepared statements: SQLite applies busy_timeout when the pragma is compiled, so a
-    // prepared one run again does not reliably set it again.
-    const noWait = 'pragma busy_timeout = 0';
-    const wait = `pragma busy_timeout = ${Math.trunc(this.lockTimeoutMs)}`;
-    // BEGIN IMMEDIATE: take the write lock up front, where it can be refused before anything ran
-    // (a deferred BEGIN would be refused at its first write, halfway through a unit).
-    this.runBatch = (items) => {
-      began = false;
-      this.raw.exec(noWait);
-      try {
-        return batch.immediate(items);
-      } catch (error) {
-        if (!began && isSqliteBusy(error)) throw new WriteLockBusy(error);
-        throw error;
-      } finally {
-        this.raw.exec(wait);
-      }
-    };
+    this.batch = new SqliteSearchBatch(db.sqlite, new SearchUnit(db, stores), { waitForLock: false });
+    this.lockTimeoutMs = db.sqlite.pragma('busy_timeout', { simple: true }) as number;
   }
 
   commit(input: SearchToCommit): Promise<CommitResult> {
@@ -142,10 +95,9 @@ export class SqliteSearchCommit implements SearchCommit {
    * nothing ran (the group is to be tried again).
    */
   private commitGroup(group: Pending[]): boolean {
-    if (this.raw.inTransaction) throw new Error('the search commit found a transaction open on its connection');
     let outcomes: Outcome[];
     try {
-      outcomes = this.runBatch(group);
+      outcomes = this.batch.run(group.map((item) => item.input));
     } catch (error) {
       if (error instanceof WriteLockBusy) return false;
       for (const item of group) item.reject(error);
@@ -175,16 +127,5 @@ export class SqliteSearchCommit implements SearchCommit {
       return null;
     }
     return LOCK_RETRY_MS[Math.min(wait.tries++, LOCK_RETRY_MS.length - 1)]!;
-  }
-
-  private runSteps(input: SearchToCommit): CommitResult {
-    const steps = this.unit.steps(input);
-    let next = steps.next();
-    while (!next.done) next = steps.next(this.execute(next.value));
-    return next.value;
-  }
-
-  private execute(step: Step): unknown[] {
-    return runDirect(this.raw, step.query.sql, step.query.parameters(step.params));
   }
 }

@@ -34,9 +34,13 @@ describe('the SQLite checkpointer', () => {
     db.pragma('journal_size_limit = 0');
     db.pragma('busy_timeout = 5000');
     db.exec('create table t (id integer primary key, body text)');
-    checkpointer = startCheckpointer(file, (message) => {
-      throw new Error(message);
-    }, 20, restartFrames);
+    checkpointer = startCheckpointer(
+      file,
+      (message) => {
+        throw new Error(message);
+      },
+      { intervalMs: 20, restartFrames },
+    );
     const insert = db.prepare('insert into t (body) values (?)');
     const body = 'x'.repeat(3000);
     let largest = 0;

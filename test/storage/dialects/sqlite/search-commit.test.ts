@@ -13,11 +13,15 @@ import { randomVin } from '../../repositories/helpers.ts';
 const LOCK_TIMEOUT_MS = 400;
 
 /**
- * The SQLite search commit never waits for the write lock on the event loop: while another
- * connection (a CLI import, the checkpointer restarting the WAL) holds it, timers and reads go on,
- * and the searches commit once it is free, or fail with SQLITE_BUSY past the lock timeout.
+ * The SQLite search commit, on the event loop (CLI, tests) or on a thread of its own (the server),
+ * never waits for the write lock on the event loop: while another connection (a CLI import, the
+ * checkpointer restarting the WAL) holds it, timers and reads go on, and the searches commit once
+ * it is free, or fail with SQLITE_BUSY past the lock timeout.
  */
-describe('SqliteSearchCommit and a write lock held by another connection', () => {
+describe.each([
+  { where: 'on the event loop', searchCommitThread: false },
+  { where: 'on its own thread', searchCommitThread: true },
+])('the SQLite search commit $where', ({ searchCommitThread }) => {
   let dir: string;
   let db: Db;
   let repos: Repositories;
@@ -27,7 +31,7 @@ describe('SqliteSearchCommit and a write lock held by another connection', () =>
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'vinhistory-sqlite-commit-'));
     const file = path.join(dir, 'db.sqlite');
-    db = await openDatabase({ kind: "sqlite", file }, { lockTimeoutMs: LOCK_TIMEOUT_MS });
+    db = await openDatabase({ kind: 'sqlite', file }, { lockTimeoutMs: LOCK_TIMEOUT_MS, searchCommitThread });
     await migrateToLatest(db);
     repos = createRepositories(db);
     customer = await createCustomer(repos);
@@ -72,6 +76,43 @@ describe('SqliteSearchCommit and a write lock held by another connection', () =>
       expect(result.kind).toBe('committed');
       expect(afterRelease).toBe(true);
     }
+  });
+
+  test('each search is committed, durably, before it is answered: another connection sees it at once', async () => {
+    expect(repos.searchCommit.constructor.name).toBe(searchCommitThread ? 'SqliteSearchCommitThread' : 'SqliteSearchCommit');
+    const input = await search();
+    const result = await repos.searchCommit.commit(input);
+    if (result.kind !== 'committed') throw new Error(result.kind);
+    expect(result.search.lots).toEqual(input.lots);
+    const row = other.prepare('select r.lots, s.vin from searches s join reports r on r.id = s.report_id where s.id = ?').get(result.search.searchId) as { lots: string; vin: string };
+    expect(row).toEqual({ lots: `[${input.lots.join(',')}]`, vin: input.vin });
+    const used = other.prepare('select used from usage_counters where account_id = ? and period_start = ?').pluck().get(customer.accountId, input.periodStart);
+    expect(used).toBe(result.used);
+  });
+
+  test('many searches at once, in shared batches, count exactly up to the quota', async () => {
+    const fresh = await createCustomer(repos);
+    const now = new Date();
+    const principal = await principalAt(repos, fresh.tokenId, now);
+    const period = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+    const results = await Promise.all(
+      Array.from({ length: 300 }, () =>
+        repos.searchCommit.commit({ principal, accountId: fresh.accountId, tokenId: fresh.tokenId, vin: randomVin(), now, periodStart: period, quota: 200, lots: [], idempotencyKey: null }),
+      ),
+    );
+    const kinds = results.reduce<Record<string, number>>((counts, result) => ({ ...counts, [result.kind]: (counts[result.kind] ?? 0) + 1 }), {});
+    expect(kinds).toEqual({ committed: 200, quota_exceeded: 100 });
+    expect(await repos.usageCounters.usedInPeriod(fresh.accountId, period)).toBe(200);
+  });
+
+  test('a search whose token was revoked since it was read writes nothing', async () => {
+    const fresh = await createCustomer(repos);
+    const now = new Date();
+    const principal = await principalAt(repos, fresh.tokenId, now);
+    await repos.tokens.revokeForAccount(fresh.accountId, fresh.tokenId);
+    const period = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+    expect(await repos.searchCommit.commit({ principal, accountId: fresh.accountId, tokenId: fresh.tokenId, vin: randomVin(), now, periodStart: period, quota: 10, lots: [], idempotencyKey: null })).toEqual({ kind: 'principal_changed' });
+    expect(await repos.usageCounters.usedInPeriod(fresh.accountId, period)).toBe(0);
   });
 
   test('past the lock timeout the waiting searches fail with SQLITE_BUSY; the next ones commit', async () => {

@@ -1,0 +1,86 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { runDirect } from './direct-statements.ts';
+import { isSqliteBusy } from './connection.ts';
+import type { CommitResult, SearchToCommit, SearchUnit } from '../../search-commit.ts';
+import type { Step } from '../../prepared-query.ts';
+
+export type Outcome = { ok: true; result: CommitResult } | { ok: false; error: unknown };
+
+/** The write lock was held by another connection when the batch began: nothing ran, try again later. */
+export class WriteLockBusy extends Error {
+  constructor(cause: unknown) {
+    super('the database write lock is held by another connection', { cause });
+  }
+}
+
+/**
+ * Searches' units of work in one SQLite transaction, synchronously on better-sqlite3: each unit in
+ * a savepoint of its own (a unit that throws rolls back alone and takes no other with it), one
+ * COMMIT for all. The statements are prepared once from the Kysely-built SQL the repositories hold
+ * (direct-statements.ts): an async driver hop per statement cost more than the statement.
+ *
+ * `waitForLock: false` (on the event loop): BEGIN IMMEDIATE is tried with no busy timeout and a
+ * held write lock throws WriteLockBusy before anything ran, for the caller to try again on a timer;
+ * SQLite's busy handler would otherwise sleep in the thread that serves every request. A thread of
+ * its own (search-commit-thread.ts) waits with the connection's busy timeout.
+ */
+export class SqliteSearchBatch {
+  private readonly runBatch: (inputs: readonly SearchToCommit[]) => Outcome[];
+
+  constructor(
+    private readonly raw: BetterSqlite3.Database,
+    private readonly unit: SearchUnit,
+    options: { waitForLock: boolean },
+  ) {
+    const runUnit = raw.transaction((input: SearchToCommit) => this.runSteps(input));
+    let began = false;
+    const batch = raw.transaction((inputs: readonly SearchToCommit[]) => {
+      began = true;
+      return inputs.map((input): Outcome => {
+        try {
+          return { ok: true, result: runUnit(input) };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      });
+    });
+    if (options.waitForLock) {
+      // BEGIN IMMEDIATE: take the write lock up front, so that the busy timeout applies while a CLI
+      // import holds it (a deferred BEGIN would fail at once with SQLITE_BUSY on its first write).
+      this.runBatch = (inputs) => batch.immediate(inputs);
+      return;
+    }
+    const lockTimeoutMs = Math.trunc(raw.pragma('busy_timeout', { simple: true }) as number);
+    // Not prepared statements: SQLite applies busy_timeout when the pragma is compiled, so a
+    // prepared one run again does not reliably set it again.
+    this.runBatch = (inputs) => {
+      began = false;
+      raw.exec('pragma busy_timeout = 0');
+      try {
+        return batch.immediate(inputs);
+      } catch (error) {
+        if (!began && isSqliteBusy(error)) throw new WriteLockBusy(error);
+        throw error;
+      } finally {
+        raw.exec(`pragma busy_timeout = ${lockTimeoutMs}`);
+      }
+    };
+  }
+
+  /** The outcome of each search, in order; throws (WriteLockBusy, or what failed the transaction) when none committed. */
+  run(inputs: readonly SearchToCommit[]): Outcome[] {
+    if (this.raw.inTransaction) throw new Error('the search commit found a transaction open on its connection');
+    return this.runBatch(inputs);
+  }
+
+  private runSteps(input: SearchToCommit): CommitResult {
+    const steps = this.unit.steps(input);
+    let next = steps.next();
+    while (!next.done) next = steps.next(this.execute(next.value));
+    return next.value;
+  }
+
+  private execute(step: Step): unknown[] {
+    return runDirect(this.raw, step.query.sql, step.query.parameters(step.params));
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The search commit's thread (search-commit-thread.ts): a connection of its own to the database
+ * file, where the searches' units of work run in one transaction per batch and may wait for the
+ * write lock without stalling the event loop that serves requests.
+ */
+import { statSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase } from '../../database.ts';
+import { createLedgerStores } from '../../repositories/index.ts';
+import { SearchUnit } from '../../search-commit.ts';
+import { SqliteSearchBatch } from './search-batch.ts';
+import { toWire, type CommitThreadData, type CommitThreadReply, type CommitThreadRequest } from './search-commit-thread.ts';
+
+const { file, lockTimeoutMs, walRestartBytes } = workerData as CommitThreadData;
+const db = await openDatabase({ kind: 'sqlite', file }, { lockTimeoutMs });
+const raw = db.sqlite!;
+// The server's checkpointer copies the log into the database; none inside this thread's commits.
+raw.pragma('wal_autocheckpoint = 0');
+raw.pragma(`journal_size_limit = ${walRestartBytes}`);
+const walFile = `${file}-wal`;
+
+/**
+ * Under steady writes the checkpointer's PASSIVE checkpoints never reach the log's last frame, and
+ * the log only starts over once one has (checkpointer.ts). This thread, the one writer under load,
+ * restarts it between two batches once it is past its bound: a RESTART checkpoint copies what the
+ * checkpointer has not yet, and the next commit writes from the log's beginning again.
+ */
+function restartLongLog(): void {
+  let size: number;
+  try {
+    size = statSync(walFile).size;
+  } catch {
+    return;
+  }
+  if (size > walRestartBytes) raw.pragma('wal_checkpoint(RESTART)');
+}
+const batch = new SqliteSearchBatch(raw, new SearchUnit(db, createLedgerStores(db)), { waitForLock: true });
+
+parentPort!.on('message', (request: CommitThreadRequest) => {
+  let reply: CommitThreadReply;
+  try {
+    reply = { id: request.id, outcomes: batch.run(request.inputs).map(toWire) };
+  } catch (error) {
+    reply = { id: request.id, error: toWire({ ok: false, error }) };
+  }
+  parentPort!.postMessage(reply);
+  try {
+    restartLongLog();
+  } catch {
+    // A restart refused (the lock held elsewhere past the timeout) is tried after the next batch.
+  }
+});
+parentPort!.postMessage({ ready: true });
