@@ -148,7 +148,7 @@ export class SearchUnit {
     if (reportId !== null) {
       yield {
         query: reports.insertReport,
-        params: { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: JSON.stringify(input.lots), sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId },
+        params: { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: drawn.lotsJson, sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId },
       };
     }
     const search: SearchRow = {
@@ -175,14 +175,16 @@ export class SearchUnit {
   }
 }
 
-/** What a unit draws: the ids of its report (when it found lots) and of its search record. */
+/** What a unit draws: the ids of its report (when it found lots) and of its search record; and the report's lots as stored. */
 interface Drawn {
   reportId: string | null;
   searchId: string;
+  lotsJson: string;
 }
 
 function drawFor(input: SearchToCommit): Drawn {
-  return { reportId: input.lots.length > 0 ? newReportId() : null, searchId: newId('srch') };
+  const found = input.lots.length > 0;
+  return { reportId: found ? newReportId() : null, searchId: newId('srch'), lotsJson: found ? JSON.stringify(input.lots) : '[]' };
 }
 
 const usedOf = (row: unknown): number => (row === undefined ? 0 : Number((row as { used: number }).used));

@@ -6,6 +6,8 @@ import { lotFromRow, type LotUpsertStatus } from './lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from '../dialects/sqlite/lots-upsert.ts';
 import { upsertLotsPostgres } from '../dialects/postgres/lots-upsert.ts';
+import { BatchedReads } from '../dialects/postgres/batched-reads.ts';
+import type { LotRow } from '../schema.ts';
 import { findBatchWatchers, recordLotEvents } from './lot-events.ts';
 import { queueLotImages } from './media-repository.ts';
 
@@ -31,6 +33,8 @@ export class LotsRepository {
   /** Built once: every search runs it. */
   private readonly byVin;
   private readonly vinOfLot;
+  /** PostgreSQL: the lots of the VINs asked for in one turn of the event loop, in one statement. */
+  private readonly byVins: BatchedReads<LotRow> | null = null;
 
   /**
    * `queueImages`: with the photo archive on, the image URLs of every lot an upsert inserts or
@@ -45,6 +49,10 @@ export class LotsRepository {
     this.vinOfLot = new PreparedQuery(k, ['auction', 'lotId'], (p: { auction: string; lotId: number }) =>
       k.selectFrom('lots').select('vin').where('auction', '=', p.auction).where('lot_id', '=', p.lotId),
     );
+    if (db.dialect === 'postgres') {
+      const byVins = new PreparedQuery(k, ['vins'], (p: { vins: string[] }) => k.selectFrom('lots').selectAll().where('vin', '=', sql<string>`any(${p.vins})`));
+      this.byVins = new BatchedReads((vins) => byVins.run(db, { vins }) as Promise<LotRow[]>, (row) => row.vin);
+    }
   }
 
   /** The VIN of one lot, or null when the lot is not known. One probe of the primary key (auction, lot_id). */
@@ -71,7 +79,7 @@ export class LotsRepository {
 
   /** Every lot of a vehicle, newest sale first. One probe of lots_vin_idx. */
   async findByVin(vin: string): Promise<Lot[]> {
-    const rows = await this.byVin.run(this.db, { vin });
+    const rows = this.byVins !== null ? await this.byVins.read(vin) : await this.byVin.run(this.db, { vin });
     return rows.map(lotFromRow).sort(compareLotsNewestFirst);
   }
 
