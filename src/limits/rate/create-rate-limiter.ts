@@ -45,9 +45,6 @@ export function createRateLimiter(config: Config, metrics: Metrics, log: Fastify
     maxRetriesPerRequest: 0,
     connectTimeout: 2000,
     retryStrategy: (attempt) => Math.min(attempt * 50, MAX_RECONNECT_DELAY_MS),
-    // The rate checks of the searches that reach it in one tick of the event loop go to Redis in
-    // one write, and their answers come back in one read.
-    enableAutoPipelining: true,
   });
   let lastErrorLog = 0;
   redis.on('error', (error) => {
