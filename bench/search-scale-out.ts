@@ -4,6 +4,7 @@
  * the same database and the same requests in the same run: the difference is what the shared
  * (Redis) limiter costs per request. Invoked by bench/search.ts; see docs/benchmarks.md.
  */
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +17,7 @@ import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { Child, freePort, waitUntilReady } from './support/children.ts';
 import { withCpu, type Measured } from './support/cpu-meter.ts';
+import { formatProfileSummary, summariseCpuProfile } from './support/cpu-profile.ts';
 import { LOAD_OPTIONS, loadSettings } from './support/load-settings.ts';
 import { pacedLoad, type PacedLoadResult } from './support/paced-load.ts';
 import { measureThroughput, type ThroughputResult } from './support/throughput.ts';
@@ -30,8 +32,12 @@ const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(value < 10
 interface Run {
   limiter: 'redis' | 'in-process';
   throughput: Measured<ThroughputResult>;
+  /** CPU of PostgreSQL's and Redis's processes during the throughput run, in cores. */
+  services: ServiceCpu;
   paced: Measured<PacedLoadResult>;
 }
+
+type Limiter = Run['limiter'];
 
 export async function scaleOutMain(argv: string[], children: Child[]): Promise<void> {
   const { values } = parseArgs({
@@ -41,14 +47,24 @@ export async function scaleOutMain(argv: string[], children: Child[]): Promise<v
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
       'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' },
       write: { type: 'boolean', default: false },
+      // The schema to load into and keep (reused when it already holds --lots lots): loading takes
+      // longer than a run, and comparing two builds wants the same data.
+      schema: { type: 'string' },
+      limiter: { type: 'string', default: 'both' },
+      profile: { type: 'boolean', default: false },
     },
     strict: true,
   });
   const settings = loadSettings(values);
+  const limiters: Limiter[] = values.limiter === 'both' ? ['redis', 'in-process'] : values.limiter === 'redis' || values.limiter === 'in-process' ? [values.limiter] : [];
+  if (limiters.length === 0) throw new Error(`--limiter must be redis, in-process or both; got ${values.limiter}`);
+  if (values.write && (values.profile || limiters.length !== 2)) throw new Error('--write needs both limiters and no --profile');
+  if (values.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(values.schema)) throw new Error('--schema must be a lower-case SQL identifier');
   const command = `npm run bench:search -- --scale-out${argv.length ? ` ${argv.join(' ')}` : ''}`;
 
   // A schema of its own, dropped at the end: the benchmark never touches other data.
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const keep = values.schema !== undefined;
+  const schema = values.schema ?? `bench_${randomBytes(4).toString('hex')}`;
   const databaseUrl = new URL(values['database-url']);
   databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
   const admin = new pg.Client({ connectionString: values['database-url'] });
@@ -61,10 +77,24 @@ export async function scaleOutMain(argv: string[], children: Child[]): Promise<v
     try {
       await migrateToLatest(db);
       const repos = createRepositories(db);
-      log(`loading ${int.format(settings.lots)} synthetic lots into PostgreSQL schema ${schema}`);
-      ({ vins, seconds: loadSeconds } = await loadSyntheticLots(repos, { count: settings.lots, seed: settings.seed }));
-      log(`loaded in ${loadSeconds.toFixed(1)} s`);
-      ({ token } = await createUnboundedCustomer(repos));
+      const stored = await repos.lots.count();
+      if (keep && stored === settings.lots) {
+        log(`reusing the ${int.format(stored)} lots of PostgreSQL schema ${schema}`);
+        const rows = await db.kysely.selectFrom('lots').select('vin').distinct().execute();
+        vins = rows.map((row) => row.vin);
+        loadSeconds = 0;
+        // What earlier runs wrote goes, so that every run starts from the same tables.
+        await admin.query(`truncate "${schema}".searches, "${schema}".reports, "${schema}".idempotency_keys, "${schema}".usage_counters cascade`);
+      } else {
+        if (stored !== 0) throw new Error(`schema ${schema} holds ${stored} lots, not ${settings.lots}: drop it or name another`);
+        log(`loading ${int.format(settings.lots)} synthetic lots into PostgreSQL schema ${schema}`);
+        ({ vins, seconds: loadSeconds } = await loadSyntheticLots(repos, { count: settings.lots, seed: settings.seed }));
+        log(`loaded in ${loadSeconds.toFixed(1)} s`);
+        // Fresh tables have no statistics until autovacuum gets to them, which it may do mid-run.
+        await admin.query(`analyze "${schema}".lots`);
+      }
+      // A kept schema already has the customers of earlier runs.
+      ({ token } = await createUnboundedCustomer(repos, keep ? `-${randomBytes(4).toString('hex')}` : ''));
     } finally {
       await db.close();
     }
@@ -72,7 +102,8 @@ export async function scaleOutMain(argv: string[], children: Child[]): Promise<v
     const headers = { authorization: token };
     const randomPath = () => `/api/v1/search?vin=${vins[Math.floor(Math.random() * vins.length)]}`;
     const runs: Run[] = [];
-    for (const limiter of ['redis', 'in-process'] as const) {
+    const profileDir = values.profile ? await mkdtemp(path.join(os.tmpdir(), 'vinhistory-scale-out-profile-')) : null;
+    for (const limiter of limiters) {
       const port = await freePort();
       const env: Record<string, string> = {
         ...(process.env as Record<string, string>),
@@ -87,13 +118,27 @@ export async function scaleOutMain(argv: string[], children: Child[]): Promise<v
       if (limiter === 'redis') env.REDIS_URL = values['redis-url'];
       else delete env.REDIS_URL;
       log(`server with the ${limiter} rate limiter on port ${port}`);
-      const server = Child.start(`the server (${limiter})`, ['bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
+      const profileArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, limiter)}`] : [];
+      const server = Child.start(`the server (${limiter})`, [...profileArgs, 'bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
       children.push(server);
       await waitUntilReady(server, `http://${HOST}:${port}/healthz`);
       const url = `http://${HOST}:${port}`;
+      let servicesAt: { cpu: Map<number, ServiceSample>; at: number } | null = null;
       const throughput = await withCpu(server, (onMeasuredRunStart) =>
-        measureThroughput({ url, connections: settings.connections, durationSeconds: settings.duration, warmupSeconds: settings.warmup, path: randomPath, headers, onMeasuredRunStart }),
+        measureThroughput({
+          url,
+          connections: settings.connections,
+          durationSeconds: settings.duration,
+          warmupSeconds: settings.warmup,
+          path: randomPath,
+          headers,
+          onMeasuredRunStart: async () => {
+            servicesAt = { cpu: await serviceCpu(), at: performance.now() };
+            await onMeasuredRunStart();
+          },
+        }),
       );
+      const services = servicesUsed(servicesAt!, await serviceCpu(), performance.now());
       if (throughput.result.non2xx > 0 || throughput.result.errors > 0) {
         throw new Error(`the ${limiter} run got ${throughput.result.non2xx} non-2xx answers and ${throughput.result.errors} errors:\n${server.recentOutput}`);
       }
@@ -102,19 +147,76 @@ export async function scaleOutMain(argv: string[], children: Child[]): Promise<v
         return pacedLoad({ host: HOST, port, rate: settings.rate, durationSeconds: settings.duration, path: randomPath, headers });
       });
       await server.stop();
-      runs.push({ limiter, throughput, paced });
+      runs.push({ limiter, throughput, services, paced });
     }
 
     const markdown = render(settings, command, loadSeconds, vins.length, runs);
     process.stdout.write(`\n${markdown}\n`);
+    for (const run of runs) {
+      const rps = run.throughput.result.requestsPerSecond;
+      process.stdout.write(
+        `${run.limiter}: PostgreSQL ${run.services.postgres.toFixed(2)} cores (${int.format((run.services.postgres / rps) * 1e6)} µs per request), ` +
+          `Redis ${run.services.redis.toFixed(2)} cores (${int.format((run.services.redis / rps) * 1e6)} µs per request)\n`,
+      );
+    }
+    if (profileDir) {
+      for (const limiter of limiters) {
+        const dir = path.join(profileDir, limiter);
+        // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread.
+        const main = (await readdir(dir)).find((file) => /\.\d+\.0\.\d+\.cpuprofile$/.test(file));
+        if (!main) throw new Error(`the server wrote no main-thread CPU profile into ${dir}`);
+        process.stdout.write(`\nCPU profile of the server (${limiter}) over its whole life: ${path.join(dir, main)}\n\n`);
+        process.stdout.write(`${formatProfileSummary(await summariseCpuProfile(path.join(dir, main), REPO_ROOT))}\n`);
+      }
+    }
     if (values.write) {
       await replaceDocSection(DOC_FILE, 'search-scale-out', '## Latest figures: search on PostgreSQL + Redis', markdown);
       log(`wrote the figures into ${path.relative(process.cwd(), DOC_FILE)}`);
     }
   } finally {
-    await admin.query(`drop schema if exists "${schema}" cascade`);
+    if (!keep) await admin.query(`drop schema if exists "${schema}" cascade`);
     await admin.end();
   }
+}
+
+interface ServiceSample {
+  name: 'postgres' | 'redis';
+  seconds: number;
+}
+
+interface ServiceCpu {
+  postgres: number;
+  redis: number;
+}
+
+/**
+ * CPU seconds of every PostgreSQL and Redis process on this machine, by pid (the benchmark's
+ * database and Redis run here; their background processes count too: a COMMIT's WAL flush is
+ * partly the WAL writer's).
+ */
+async function serviceCpu(): Promise<Map<number, ServiceSample>> {
+  const samples = new Map<number, ServiceSample>();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const name = comm.startsWith('postgres') ? 'postgres' : comm.startsWith('redis-server') ? 'redis' : null;
+      if (name === null) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      samples.set(Number(entry), { name, seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return samples;
+}
+
+function servicesUsed(from: { cpu: Map<number, ServiceSample>; at: number }, to: Map<number, ServiceSample>, at: number): ServiceCpu {
+  const used: ServiceCpu = { postgres: 0, redis: 0 };
+  for (const [pid, sample] of to) used[sample.name] += sample.seconds - (from.cpu.get(pid)?.seconds ?? 0);
+  const seconds = (at - from.at) / 1000;
+  return { postgres: used.postgres / seconds, redis: used.redis / seconds };
 }
 
 function render(settings: { lots: number; duration: number; warmup: number; connections: number; rate: number }, command: string, loadSeconds: number, vinCount: number, runs: Run[]): string {

@@ -43,7 +43,11 @@ const USAGE = `usage: npm run bench:search -- [options]
   --profile         profile the real server's CPU (node --cpu-prof) and print where it goes;
                     slows the server, so it cannot be combined with --write
   --scale-out       the same searches on PostgreSQL + Redis, with the Redis rate limiter and
-                    the in-process one in the same run (see bench/search-scale-out.ts)
+                    the in-process one in the same run (see bench/search-scale-out.ts); with it:
+    --schema NAME   load the lots into this PostgreSQL schema and keep it (reused by the
+                    next run when it holds --lots lots)
+    --limiter L     redis, in-process or both (default both)
+    --profile       profile the server's CPU, one profile per limiter
 `;
 
 interface Settings extends LoadSettings {

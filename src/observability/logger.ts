@@ -149,6 +149,8 @@ type Level = (typeof LEVELS)[number];
  * (docs/benchmarks.md, issue 10) for a logger that, at the usual levels, a request seldom writes to.
  */
 export function lazyRequestLogger(parent: Logger, bindings: Bindings, options: ChildLoggerOptions): Logger {
+  // Fastify's own no-op logger (`logger: false`) has no levels to check: it is cheap as it is.
+  if (parent.levels === undefined) return parent.child(bindings, options);
   let child: Logger | null = null;
   const real = (): Logger => (child ??= parent.child(bindings, options));
   // A route's own logLevel (`logLevel: 'warn'`) comes as options.level.

@@ -1,5 +1,6 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type { Db } from './database.ts';
+import { runPooled } from './dialects/postgres/direct-statements.ts';
 import { runDirect } from './dialects/sqlite/direct-statements.ts';
 
 type Placeholders<P> = { readonly [K in keyof P]: P[K] };
@@ -40,8 +41,10 @@ export class PreparedQuery<P extends Record<string, unknown>, Row> {
    * Runs on the database outside any transaction. On SQLite, when no transaction is open on the
    * connection (which would make the statement see its uncommitted rows), it runs on the driver
    * directly (dialects/sqlite/direct-statements.ts); otherwise through Kysely, which waits for it.
+   * On PostgreSQL, as a named prepared statement on a pool connection (dialects/postgres/direct-statements.ts).
    */
   run(db: Db, params: P): Promise<Row[]> {
+    if (db.postgres !== null) return runPooled(db.postgres, this.sql, this.parameters(params)) as Promise<Row[]>;
     if (db.sqlite !== null && !db.sqlite.inTransaction) {
       try {
         return Promise.resolve(runDirect(db.sqlite, this.sql, this.parameters(params)) as Row[]);

@@ -86,7 +86,17 @@ export class SearchUnit {
     return runSteps(trx, this.steps(input));
   }
 
-  *steps(given: SearchToCommit): Generator<Step, CommitResult, unknown[]> {
+  /**
+   * The unit's steps with what it draws (its ids) drawn once: every call starts the same unit
+   * afresh, so that given the same rows it yields the same statements (PostgreSQL's group commit
+   * sends a unit's statements ahead and checks them by running it again: dialects/postgres/commits.ts).
+   */
+  plan(given: SearchToCommit): () => Generator<Step, CommitResult, unknown[]> {
+    const drawn = drawFor(given);
+    return () => this.steps(given, drawn);
+  }
+
+  *steps(given: SearchToCommit, drawn: Drawn = drawFor(given)): Generator<Step, CommitResult, unknown[]> {
     const input = { ...given, subject: given.subject ?? given.vin, sandbox: given.sandbox ?? false };
     const { usageCounters, reports, searches, idempotencyKeys } = this.stores;
     const at = input.now.toISOString();
@@ -134,15 +144,15 @@ export class SearchUnit {
       return { kind: 'quota_exceeded', used: usedOf((yield { query: usageCounters.selectUsed, params: counter })[0]) };
     }
 
-    const reportId = input.lots.length > 0 ? newReportId() : null;
+    const { reportId } = drawn;
     if (reportId !== null) {
       yield {
         query: reports.insertReport,
-        params: { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: `[${input.lots.join(',')}]`, sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId },
+        params: { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: drawn.lotsJson, sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId },
       };
     }
     const search: SearchRow = {
-      id: newSortableId('srch', input.now.getTime()),
+      id: drawn.searchId,
       account_id: input.accountId,
       token_id: input.tokenId,
       vin: input.vin,
@@ -163,6 +173,18 @@ export class SearchUnit {
       search: { searchId: search.id, reportId, vin: input.vin, createdAt: at, lots: input.lots },
     };
   }
+}
+
+/** What a unit draws: the ids of its report (when it found lots) and of its search record; and the report's lots as stored. */
+interface Drawn {
+  reportId: string | null;
+  searchId: string;
+  lotsJson: string;
+}
+
+function drawFor(input: SearchToCommit): Drawn {
+  const found = input.lots.length > 0;
+  return { reportId: found ? newReportId() : null, searchId: newSortableId('srch', input.now.getTime()), lotsJson: found ? `[${input.lots.join(',')}]` : '[]' };
 }
 
 const usedOf = (row: unknown): number => (row === undefined ? 0 : Number((row as { used: number }).used));

@@ -162,10 +162,15 @@ describe.runIf(TEST_POSTGRES_URL && TEST_REDIS_URL)('three instances on one Post
       expect(await repos.reports.countForAccount(customer.accountId)).toBe(mine.filter((o) => o.status === 200).length);
     }
     expect(outcomes.filter((o) => o.status >= 500)).toHaveLength(0);
+    // Every instance answered, and the quotas were spent through more than one of them. (Which
+    // ones count is a race: on a loaded machine one instance may lose every race for the last
+    // searches of a quota, which is no fault.)
     for (const [index, instance] of instances.entries()) {
-      expect(outcomes.filter((o) => o.instance === index && o.status === 200).length, `instance ${index} served`).toBeGreaterThan(0);
+      expect(outcomes.filter((o) => o.instance === index).length, `instance ${index} answered`).toBeGreaterThan(0);
       expect(await metricValue(instance, 'vinhistory_http_requests_total', { route: '/api/v1/search' })).toBeGreaterThan(0);
     }
+    const counting = new Set(outcomes.filter((o) => o.status === 200 || o.status === 404).map((o) => o.instance));
+    expect(counting.size, 'instances that counted searches').toBeGreaterThan(1);
   });
 
   /** Waits until no instance is on its in-process fallback. */

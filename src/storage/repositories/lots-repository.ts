@@ -7,7 +7,8 @@ import { PreparedQuery } from '../prepared-query.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from '../dialects/sqlite/lots-upsert.ts';
 import { upsertLotsPostgres } from '../dialects/postgres/lots-upsert.ts';
 import { lotsJsonByVinSqlite } from '../dialects/sqlite/lot-json.ts';
-import { lotsJsonByVinPostgres } from '../dialects/postgres/lot-json.ts';
+import { lotsJsonByVinsPostgres } from '../dialects/postgres/lot-json.ts';
+import { BatchedReads } from '../dialects/postgres/batched-reads.ts';
 import { findBatchWatchers, recordLotEvents } from './lot-events.ts';
 import { queueLotImages } from './media-repository.ts';
 
@@ -29,10 +30,19 @@ export type IncomingLot = Lot & { readonly derived?: Partial<Lot> | undefined };
 /** Fields a derived value may fill: not the lot's identity, not its VIN, not its photos. */
 const DERIVABLE = new Set<string>(LOT_FIELDS.filter((field) => !['auction', 'lot_id', 'vin', 'images'].includes(field)));
 
+/** A lot as its JSON text (LotJson) with the fields that order a vehicle's lots. */
+interface LotJsonRow {
+  lot: string;
+  vin: string;
+  sale_date: string | null;
+  auction: string;
+  lot_id: number;
+}
+
 export class LotsRepository {
   /** Built once: every search runs it. */
   private readonly byVin;
-  private readonly jsonByVin: PreparedQuery<{ vin: string }, { lot: string; sale_date: string | null; auction: string; lot_id: number }>;
+  private readonly jsonByVin: (vin: string) => Promise<LotJsonRow[]>;
   private readonly vinOfLot;
 
   /**
@@ -45,9 +55,15 @@ export class LotsRepository {
   ) {
     const k = db.kysely;
     this.byVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => k.selectFrom('lots').selectAll().where('vin', '=', p.vin));
-    this.jsonByVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) =>
-      db.dialect === 'sqlite' ? lotsJsonByVinSqlite(k, p.vin) : lotsJsonByVinPostgres(k, p.vin),
-    );
+    if (db.dialect === 'sqlite') {
+      const jsonByVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => lotsJsonByVinSqlite(k, p.vin));
+      this.jsonByVin = (vin) => jsonByVin.run(db, { vin });
+    } else {
+      // PostgreSQL: the lots of the VINs asked for in one turn of the event loop, in one statement.
+      const jsonByVins = new PreparedQuery(k, ['vins'], (p: { vins: string[] }) => lotsJsonByVinsPostgres(k, p.vins));
+      const batched = new BatchedReads((vins) => jsonByVins.run(db, { vins }), (row) => row.vin);
+      this.jsonByVin = (vin) => batched.read(vin);
+    }
     this.vinOfLot = new PreparedQuery(k, ['auction', 'lotId'], (p: { auction: string; lotId: number }) =>
       k.selectFrom('lots').select('vin').where('auction', '=', p.auction).where('lot_id', '=', p.lotId),
     );
@@ -86,7 +102,7 @@ export class LotsRepository {
    * spliced as it is (domain/lot.ts, LotJson). One probe of lots_vin_idx.
    */
   async findJsonByVin(vin: string): Promise<LotJson[]> {
-    const rows = await this.jsonByVin.run(this.db, { vin });
+    const rows = await this.jsonByVin(vin);
     if (rows.length > 1) rows.sort(compareLotsNewestFirst);
     return rows.map((row) => row.lot as LotJson);
   }

@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import type { Step } from '../../prepared-query.ts';
 
 /**
  * One statement name per SQL text, for the whole process: a connection prepares a name once and
@@ -12,21 +11,28 @@ const names = new Map<string, string>();
  * plans it the first time only, and afterwards each run is a Bind and an Execute. Kysely's driver
  * sends every statement unnamed, to be parsed and planned again each time; on the search commit,
  * a handful of statements run over and over, that is most of PostgreSQL's work per statement. The
- * SQL still comes from Kysely's builder (PreparedQuery).
+ * SQL still comes from Kysely's builder (PreparedQuery). On a connection in pipeline mode (the
+ * pool's), statements sent without waiting for the one before go out together (commits.ts).
  */
 export async function runDirect(client: pg.ClientBase, sql: string, parameters: unknown[]): Promise<unknown[]> {
+  const result = await client.query({ name: statementName(sql), text: sql, values: parameters });
+  return result.rows;
+}
+
+/**
+ * The same on whichever pool connection is free: the search path's reads (the lots of a VIN),
+ * which would otherwise go through Kysely's driver to be parsed and planned on every search.
+ */
+export async function runPooled(pool: pg.Pool, sql: string, parameters: unknown[]): Promise<unknown[]> {
+  const result = await pool.query({ name: statementName(sql), text: sql, values: parameters });
+  return result.rows;
+}
+
+function statementName(sql: string): string {
   let name = names.get(sql);
   if (name === undefined) {
     name = `vinhistory_${names.size + 1}`;
     names.set(sql, name);
   }
-  const result = await client.query({ name, text: sql, values: parameters });
-  return result.rows;
-}
-
-/** Runs a unit of work written as a generator of steps (prepared-query.ts) on a connection, statement by statement. */
-export async function runStepsDirect<R>(client: pg.ClientBase, steps: Generator<Step, R, unknown[]>): Promise<R> {
-  let next = steps.next();
-  while (!next.done) next = steps.next(await runDirect(client, next.value.query.sql, next.value.query.parameters(next.value.params)));
-  return next.value;
+  return name;
 }

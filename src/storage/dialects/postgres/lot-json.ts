@@ -5,14 +5,15 @@ import type { Database } from '../../schema.ts';
 const COLUMNS = LOT_FIELDS.map((field) => (field === 'images' ? `l."images"::json as "images"` : `l."${field}"`)).join(', ');
 
 /**
- * PostgreSQL: the lots of a VIN, each as its JSON text (LotJson) in the lot's field order, with the
+ * PostgreSQL: the lots of the VINs asked for (the searches of one turn of the event loop share one
+ * statement: batched-reads.ts), each as its JSON text (LotJson) in the lot's field order, with the
  * fields that order them. row_to_json writes compact JSON in the subselect's column order
  * (json_build_object would add a space around every colon); `images`, stored as JSON text, is
  * embedded as JSON.
  */
-export function lotsJsonByVinPostgres(k: Kysely<Database>, vin: string) {
+export function lotsJsonByVinsPostgres(k: Kysely<Database>, vins: string[]) {
   return k
     .selectFrom('lots as l')
-    .select([sql<string>`(select row_to_json(j)::text from (select ${sql.raw(COLUMNS)}) as j)`.as('lot'), 'l.sale_date', 'l.auction', 'l.lot_id'])
-    .where('l.vin', '=', vin);
+    .select([sql<string>`(select row_to_json(j)::text from (select ${sql.raw(COLUMNS)}) as j)`.as('lot'), 'l.vin', 'l.sale_date', 'l.auction', 'l.lot_id'])
+    .where('l.vin', '=', sql<string>`any(${vins})`);
 }

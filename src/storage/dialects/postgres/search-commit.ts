@@ -1,7 +1,7 @@
 import { isDatabaseBusy, type Db } from '../../database.ts';
 import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit } from '../../search-commit.ts';
-import { GroupCommit } from './commits.ts';
-import { runStepsDirect } from './direct-statements.ts';
+import type { SubscriptionInForceRow } from '../../principal-recheck.ts';
+import { GroupCommit, type UnitStep } from './commits.ts';
 
 /** At most this many searches in one transaction (GroupCommitOptions.maxBatch: below 64 savepoints that write). */
 const MAX_BATCH = 32;
@@ -29,7 +29,23 @@ export class PostgresSearchCommit implements SearchCommit {
   constructor(db: Db, stores: SearchCommitStores, options: PostgresSearchCommitOptions = {}) {
     if (db.postgres === null) throw new Error('PostgresSearchCommit needs a PostgreSQL database');
     const unit = new SearchUnit(db, stores);
-    this.committer = new GroupCommit(db.postgres, (client, input) => runStepsDirect(client, unit.steps(input)), {
+    // What a search's statements answer when it goes through (commits.ts sends its statements on
+    // these guesses): the token is live, the subscription in force is the one the search ran
+    // for, the counter has room, the Idempotency-Key is new. A search past the quota, or whose
+    // principal changed, or that repeats a key, runs again statement by statement.
+    const { usageCounters, idempotencyKeys, reports, searches } = stores;
+    const written: unknown[] = [];
+    const guesses = new Map<UnitStep['query'], (input: SearchToCommit) => unknown[]>([
+      [unit.recheck.liveToken, () => [{ id: null, tokenBrandId: null, tokenBrandBaseUrl: null, defaultBrandBaseUrl: null }]],
+      [unit.recheck.subscriptionInForce, (input) => (input.principal.subscription === null ? [] : [subscriptionRow(input.principal.subscription)])],
+      [idempotencyKeys.earlierKey, () => []],
+      [usageCounters.count, () => [{ used: 1 }]],
+      [usageCounters.selectUsed, () => [{ used: 0 }]],
+      [reports.insertReport, () => written],
+      [searches.insertSearch, () => written],
+      [idempotencyKeys.insertKey, () => written],
+    ]);
+    this.committer = new GroupCommit(db.postgres, (input) => unit.plan(input), {
       maxBatch: options.maxBatch ?? MAX_BATCH,
       maxInFlight: options.maxInFlight ?? MAX_IN_FLIGHT,
       lockKey: (input) => input.accountId,
@@ -38,6 +54,7 @@ export class PostgresSearchCommit implements SearchCommit {
       // again, and this time the key is found and the first result replayed.
       retry: (input, error) => input.idempotencyKey !== null && db.isUniqueViolation(error),
       contended: isDatabaseBusy,
+      guess: (step, input) => guesses.get(step.query)?.(input),
     });
   }
 
@@ -58,6 +75,10 @@ function lockOrder(a: SearchToCommit, b: SearchToCommit): number {
     Number(a.sandbox ?? false) - Number(b.sandbox ?? false) ||
     compareText(a.idempotencyKey ?? '', b.idempotencyKey ?? '')
   );
+}
+
+function subscriptionRow(subscription: NonNullable<SearchToCommit['principal']['subscription']>): SubscriptionInForceRow {
+  return { id: subscription.id, startedAt: subscription.startedAt, monthlyQuota: subscription.monthlyQuota, ratePerSecond: subscription.ratePerSecond };
 }
 
 function compareText(a: string, b: string): number {

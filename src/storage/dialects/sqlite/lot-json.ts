@@ -12,6 +12,6 @@ const PAIRS = LOT_FIELDS.map((field) => (field === 'images' ? `'images', json("i
 export function lotsJsonByVinSqlite(k: Kysely<Database>, vin: string) {
   return k
     .selectFrom('lots')
-    .select([sql<string>`json_object(${sql.raw(PAIRS)})`.as('lot'), 'sale_date', 'auction', 'lot_id'])
+    .select([sql<string>`json_object(${sql.raw(PAIRS)})`.as('lot'), 'vin', 'sale_date', 'auction', 'lot_id'])
     .where('vin', '=', vin);
 }

@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
-import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { openDatabase, type Db } from '../../../../src/storage/database.ts';
-import { GroupCommit, type GroupCommitOptions } from '../../../../src/storage/dialects/postgres/commits.ts';
+import { GroupCommit, type GroupCommitOptions, type UnitStep, type UnitSteps } from '../../../../src/storage/dialects/postgres/commits.ts';
 import { newTestSchemaName } from '../../../support/databases.ts';
 import { TEST_POSTGRES_URL } from '../../../support/env.ts';
 
@@ -18,16 +17,34 @@ interface Probe {
   token?: string;
   /** Seconds the unit sleeps in the database, to hold its transaction open. */
   sleep?: number;
+  /**
+   * Reads the flag table first and writes `<id>-set` when its flag is there, `<id>-unset` when not
+   * (besides `id`): the guess is "unset", so a set flag makes the statements sent ahead wrong.
+   */
+  flag?: string;
 }
 
-/** What a unit answers: the transaction (top-level id) and the connection it ran in. */
+/** What a unit answers: the transaction (top-level id) and the connection it ran in, and when. */
 interface Ran {
   id: string;
   txid: string;
   pid: number;
+  /** The transaction's start, and the moment the unit ended (clock_timestamp), as epoch milliseconds. */
+  started: number;
+  ended: number;
 }
 
 class RetryMe extends Error {}
+
+const statement = (sql: string) => ({ sql, parameters: (values: unknown[]) => values });
+const INSERT = statement('insert into probe (id, token) values ($1, $2)');
+const SLEEP = statement('select pg_sleep($1)');
+const FLAG = statement('select name from flag where name = $1');
+const WHO = statement(
+  "select txid_current()::text as txid, pg_backend_pid() as pid, (extract(epoch from now()) * 1000)::float8 as started, (extract(epoch from clock_timestamp()) * 1000)::float8 as ended",
+);
+/** The rows the guesses give: a real run never sees this txid. */
+const GUESSED = 'guessed';
 
 /**
  * The generic PostgreSQL group commit, with units that write into a probe table of their own. A
@@ -36,50 +53,59 @@ class RetryMe extends Error {}
  */
 describe.runIf(TEST_POSTGRES_URL)('GroupCommit on PostgreSQL', () => {
   let db: Db;
+  /** Runs of each unit on real rows (a run on the guesses is no run). */
   const runs = new Map<string, number>();
-  let active = new Map<string, number>();
-  let overlaps: string[][] = [];
 
   beforeAll(async () => {
     db = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL! }, { schema: newTestSchemaName(), maxConnections: 6 });
     await sql`create table probe (id text primary key, token text, constraint probe_token_unique unique (token) deferrable initially deferred)`.execute(db.kysely);
+    await sql`create table flag (name text primary key)`.execute(db.kysely);
   });
   afterAll(async () => {
     await db?.close();
   });
   beforeEach(async () => {
-    await sql`truncate probe`.execute(db.kysely);
+    await sql`truncate probe, flag`.execute(db.kysely);
     runs.clear();
-    active = new Map();
-    overlaps = [];
   });
 
-  async function work(client: pg.ClientBase, probe: Probe): Promise<Ran> {
-    const key = probe.key ?? 'k';
-    active.set(key, (active.get(key) ?? 0) + 1);
-    overlaps.push([...active].flatMap(([k, n]) => Array.from({ length: n }, () => k)).sort());
-    try {
-      const run = (runs.get(probe.id) ?? 0) + 1;
-      runs.set(probe.id, run);
-      await client.query('insert into probe (id, token) values ($1, $2)', [probe.id, probe.token ?? null]);
-      if (probe.sleep) await client.query('select pg_sleep($1)', [probe.sleep]);
+  function unit(probe: Probe): UnitSteps<Ran> {
+    return function* () {
+      let flagged: string | null = null;
+      if (probe.flag !== undefined) {
+        const rows = yield { query: FLAG, params: [probe.flag] };
+        flagged = rows.length > 0 ? 'set' : 'unset';
+      }
+      yield { query: INSERT, params: [probe.id, probe.token ?? null] };
+      if (flagged !== null) yield { query: INSERT, params: [`${probe.id}-${flagged}`, null] };
+      if (probe.sleep) yield { query: SLEEP, params: [probe.sleep] };
       if (probe.fail) throw new Error(`unit ${probe.id} fails`);
-      if (run <= (probe.failRuns ?? 0)) throw new RetryMe(`unit ${probe.id} fails on run ${run}`);
-      const { rows } = await client.query<{ txid: string; pid: number }>('select txid_current()::text as txid, pg_backend_pid() as pid');
-      return { id: probe.id, ...rows[0]! };
-    } finally {
-      active.set(key, active.get(key)! - 1);
-    }
+      const [who] = (yield { query: WHO, params: [] }) as Omit<Ran, 'id'>[];
+      if (who!.txid !== GUESSED) {
+        const run = (runs.get(probe.id) ?? 0) + 1;
+        runs.set(probe.id, run);
+        if (run <= (probe.failRuns ?? 0)) throw new RetryMe(`unit ${probe.id} fails on run ${run}`);
+      }
+      return { id: probe.id, ...who! };
+    };
+  }
+
+  /** Every statement's common answer: no flag, nothing written back, and a marked WHO. */
+  function guess(step: UnitStep): unknown[] | undefined {
+    if (step.query === FLAG) return [];
+    if (step.query === WHO) return [{ txid: GUESSED, pid: 0, started: 0, ended: 0 }];
+    return [];
   }
 
   function groupCommit(options: Partial<GroupCommitOptions<Probe>> = {}): GroupCommit<Probe, Ran> {
-    return new GroupCommit<Probe, Ran>(db.postgres!, work, {
+    return new GroupCommit<Probe, Ran>(db.postgres!, unit, {
       maxBatch: 32,
       maxInFlight: 1,
       lockKey: (probe) => probe.key ?? 'k',
       compare: () => 0,
       retry: (_probe, error) => error instanceof RetryMe,
       contended: () => false,
+      guess,
       ...options,
     });
   }
@@ -157,17 +183,11 @@ describe.runIf(TEST_POSTGRES_URL)('GroupCommit on PostgreSQL', () => {
   });
 
   test('units run in a batch in the order `compare` gives', async () => {
-    const order: string[] = [];
-    const commits = new GroupCommit<Probe, string>(
-      db.postgres!,
-      async (client, probe) => {
-        order.push(probe.id);
-        return (await work(client, probe)).txid;
-      },
-      { maxBatch: 32, maxInFlight: 1, lockKey: () => 'k', compare: (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0), retry: () => false, contended: () => false },
-    );
-    await Promise.all(['head', 'd', 'b', 'c', 'a'].map((id) => commits.commit({ id })));
-    expect(order).toEqual(['head', 'a', 'b', 'c', 'd']);
+    const commits = groupCommit({ compare: (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) });
+    const ran = await Promise.all(['head', 'd', 'b', 'c', 'a'].map((id) => commits.commit({ id })));
+    // clock_timestamp() at each unit's end: the later unit ends later.
+    const order = ran.slice(1).sort((x, y) => x.ended - y.ended).map((r) => r.id);
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
   });
 
   test('batches run side by side, but never two with the same lock key', async () => {
@@ -181,11 +201,34 @@ describe.runIf(TEST_POSTGRES_URL)('GroupCommit on PostgreSQL', () => {
     ];
     const ran = await Promise.all(probes.map((probe) => commits.commit(probe)));
     const byId = new Map(ran.map((r) => [r.id, r]));
-    // a1, b1 and c1 each started a transaction at once, on three connections; a2 and a3 waited for a1's and went together.
+    // a1, b1 and c1 each started a transaction at once, on three connections, and ran at the same time;
+    // a2 and a3 waited for a1's to end and went together.
     expect(new Set(['a1', 'b1', 'c1'].map((id) => byId.get(id)!.pid)).size).toBe(3);
-    expect(byId.get('a2')!.txid).toBe(byId.get('a3')!.txid);
-    expect(byId.get('a2')!.txid).not.toBe(byId.get('a1')!.txid);
-    expect(overlaps.some((keys) => keys.join() === 'a,b,c')).toBe(true);
-    expect(overlaps.every((keys) => keys.filter((k) => k === 'a').length <= 1)).toBe(true);
+    const [a1, b1, c1, a2, a3] = ['a1', 'b1', 'c1', 'a2', 'a3'].map((id) => byId.get(id)!);
+    expect(Math.max(a1!.started, b1!.started, c1!.started)).toBeLessThan(Math.min(a1!.ended, b1!.ended, c1!.ended));
+    expect(a2!.txid).toBe(a3!.txid);
+    expect(a2!.txid).not.toBe(a1!.txid);
+    expect(a2!.started).toBeGreaterThanOrEqual(a1!.ended);
+  });
+
+  test('statements sent on a wrong guess never commit: the unit runs again on the real rows, and the units after it are sent again', async () => {
+    await sql`insert into flag (name) values ('on')`.execute(db.kysely);
+    const commits = groupCommit();
+    const probes: Probe[] = [{ id: 'head' }, { id: 'u1', flag: 'off' }, { id: 'u2', flag: 'on' }, { id: 'u3', flag: 'off' }, { id: 'u4' }];
+    const ran = await Promise.all(probes.map((probe) => commits.commit(probe)));
+    expect(ran.map((r) => r.id)).toEqual(['head', 'u1', 'u2', 'u3', 'u4']);
+    expect(new Set(ran.slice(1).map((r) => r.txid)).size).toBe(1);
+    // u2's statements sent on the guess wrote u2-unset; only what its run on the real rows wrote is left.
+    expect(await stored()).toEqual(['head', 'u1', 'u1-unset', 'u2', 'u2-set', 'u3', 'u3-unset', 'u4']);
+    for (const id of ['u1', 'u2', 'u3', 'u4']) expect(runs.get(id)).toBe(1);
+  });
+
+  test('wrong guesses over and over: every unit still gets the answer of its real rows', async () => {
+    await sql`insert into flag (name) values ('on')`.execute(db.kysely);
+    const commits = groupCommit();
+    const probes: Probe[] = [{ id: 'head' }, ...ids(8).map((id) => ({ id, flag: 'on' }))];
+    const ran = await Promise.all(probes.map((probe) => commits.commit(probe)));
+    expect(ran.map((r) => r.id)).toEqual(['head', ...ids(8)]);
+    expect(await stored()).toEqual(['head', ...ids(8).flatMap((id) => [id, `${id}-set`])]);
   });
 });
