@@ -22,6 +22,7 @@ import { makeImage, startImageServer, type ImageServer } from '../test/support/i
 import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { Child, freePort, waitUntilReady } from './support/children.ts';
+import { cpuByStack, type ProfileStack } from './support/cpu-profile.ts';
 import { LoadProcess, slices, type LoadResult } from './support/load-process.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -36,6 +37,9 @@ const USAGE = `usage: npm run bench:media -- [options]
   --duration S      seconds of the idle latency run (default 8)
   --concurrency N   MEDIA_CONCURRENCY of the server (default 8)
   --slice S         seconds of each slice of the archiving run, whose worst p99 counts (default 2)
+  --profile         profile the server's own process (node --cpu-prof) and print where its CPU
+                    goes, the archive's share (stacks under src/media/, the outbound client, the
+                    IPC channel to the image process) apart from the searches'
   --server-root DIR run the server from another checkout (an older commit, to compare with;
                     its node_modules and migrations must match this one's)
   --write           write the figures into docs/benchmarks.md
@@ -60,6 +64,7 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '8' },
       slice: { type: 'string', default: '2' },
       'server-root': { type: 'string' },
+      profile: { type: 'boolean', default: false },
       write: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -119,7 +124,11 @@ async function main(): Promise<void> {
   const childEnv = { ...process.env, ...env };
   delete childEnv.DATABASE_URL;
   delete childEnv.REDIS_URL;
-  server = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: settings.serverRoot, env: childEnv });
+  const profileDir = values.profile ? path.join(tempDir, 'profile') : null;
+  server = Child.start('the server', [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'bin/vinhistory.js', 'serve'], {
+    cwd: settings.serverRoot,
+    env: childEnv,
+  });
   await waitUntilReady(server, `${baseUrl}/healthz`);
   load = await LoadProcess.start({ host: HOST, port, pathPrefix: '/api/v1/search?vin=', values: vins, headers: { authorization: token } });
   const serverCpu = async () => (await processTreeCpuSeconds(server!.pid!)).total;
@@ -214,6 +223,7 @@ async function main(): Promise<void> {
     `| the resolution step (resolveLots) on those lots, every photo archived, p50 / p99 | ${ms(resolution.resolve.p50 * 1000)} / ${ms(resolution.resolve.p99 * 1000)} µs (${resolution.images.toFixed(1)} photos a search on average) |`,
   ].join('\n');
   process.stdout.write(`\n${markdown}\n`);
+  if (profileDir) process.stdout.write(`\n${await archiveProfile(profileDir, settings.serverRoot, settings.photos)}\n`);
   if (values.write) {
     await replaceDocSection(DOC_FILE, 'media', '## Latest figures: photo archive (`npm run bench:media`)', markdown);
     log(`wrote the figures into ${path.relative(process.cwd(), DOC_FILE)}`);
@@ -256,6 +266,39 @@ async function measureResolution(config: ReturnType<typeof loadConfig>, db: Awai
   } finally {
     await services.close();
   }
+}
+
+/**
+ * The server's own CPU by what its stacks were doing, over its whole life (start-up, the idle run,
+ * the archiving): the archive's parts per photo, the searches and start-up together as the rest.
+ * Work resumed from a socket or the IPC channel has no caller on its stack, hence the kinds by
+ * the modules on it (undici: the fetches; Node's child_process internals: the IPC channel).
+ */
+async function archiveProfile(profileDir: string, serverRoot: string, photoCount: number): Promise<string> {
+  // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread.
+  const main = (await readdir(profileDir)).find((file) => /\.\d+\.0\.\d+\.cpuprofile$/.test(file));
+  if (!main) throw new Error(`the server wrote no main-thread CPU profile into ${profileDir}`);
+  const media = /^(src|dist)\/media\//;
+  const { busyMs, kinds } = await cpuByStack(path.join(profileDir, main), serverRoot, (stack) => {
+    const innermost = stack[0]?.functionName ?? '';
+    if (innermost === '(garbage collector)' || innermost === '(program)') return innermost;
+    const on = (test: (frame: ProfileStack[number]) => boolean) => stack.some(test);
+    if (on((frame) => frame.file.startsWith('node:internal/child_process'))) return 'archive: the IPC channel to the image process';
+    if (on((frame) => frame.file.startsWith('undici/') || /^(src|dist)\/outbound\//.test(frame.file))) return 'archive: fetching (undici, the outbound guard)';
+    if (on((frame) => /^(src|dist)\/media\/stores\//.test(frame.file))) return 'archive: the store';
+    if (on((frame) => /media-queue|media-repository/.test(frame.file) && /^(claim|release|markArchived|markFailed|findObject)/.test(frame.functionName))) {
+      return 'archive: the database (claims, records)';
+    }
+    if (on((frame) => media.test(frame.file) && !/resolve/i.test(frame.functionName))) return 'archive: other (archiver, image process client)';
+    return 'the rest (start-up, searches, metrics)';
+  });
+  return [
+    `The server's own process, CPU profile over its whole life: busy ${(busyMs / 1000).toFixed(2)} s.`,
+    '',
+    '| stacks | ms | per photo, ms |',
+    '|---|---:|---:|',
+    ...kinds.map(({ kind, ms }) => `| ${kind} | ${ms.toFixed(0)} | ${kind.startsWith('archive') ? (ms / photoCount).toFixed(2) : ''} |`),
+  ].join('\n');
 }
 
 function checked(result: LoadResult): LoadResult {

@@ -170,7 +170,7 @@ describe.each(DIALECTS)('photo archive on %s', (dialect) => {
     server.set('/hang.jpg', hang, 'image/jpeg');
     const urls = ['/photo.jpg', '/crash.jpg', '/hang.jpg', '/photo.png'].map((p) => `${server.base}${p}`);
     await app.services.ingest.importUpload(ndjson([makeLot({ vin: validVin('1HGCM82633A00411'), lot_id: 35, images: urls })]), {});
-    const images = new ImageProcess({ module: new URL('./misbehaving-image-worker.ts', import.meta.url), jobTimeoutMs: 1_500 });
+    const images = new ImageProcess({ setup: app.services.media.imageSetup()!, module: new URL('./misbehaving-image-worker.ts', import.meta.url), jobTimeoutMs: 1_500 });
     expect(await archiver({ images, concurrency: 1 }).drain()).toMatchObject({ archived: 2, failed: 2 });
     const status = await app.services.media.status();
     expect(status).toMatchObject({ archived: 2, retrying: 2 });
@@ -185,7 +185,7 @@ describe.each(DIALECTS)('photo archive on %s', (dialect) => {
   });
 
   it('a running archiver starts its image process at once, before any photo, and stop() ends it', async () => {
-    const images = new ImageProcess();
+    const images = new ImageProcess({ setup: app.services.media.imageSetup()! });
     const running = archiver({ images });
     running.start();
     expect(images.pid).toBeDefined();
