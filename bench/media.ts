@@ -3,8 +3,9 @@
  * by the real server from a local photo host, and the server's search latency at a fixed rate,
  * idle and while it archives. See docs/benchmarks.md for the method and the latest figures.
  * The searches come from a process of their own (support/load-process.ts), evenly spaced, in one
- * run while the server archives, cut afterwards into slices whose worst p99 is the figure that
- * counts; `--server-root` runs another checkout's server under the same load, to compare.
+ * run from the queueing of the photos to the last one archived: that run's p99 against the idle
+ * run's is the figure that counts (issue 15), and its worst slice shows the bursts;
+ * `--server-root` runs another checkout's server under the same load, to compare.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -34,9 +35,10 @@ const USAGE = `usage: npm run bench:media -- [options]
   --photos N        distinct photos to archive (default 400, 1024 x 768 JPEG)
   --lots N          synthetic lots in the database, searched meanwhile (default 20000)
   --rate N          searches per second during both latency runs (default 200)
-  --duration S      seconds of the idle latency run (default 8)
+  --duration S      seconds of each idle latency run, before the archiving and after (default 8)
   --concurrency N   MEDIA_CONCURRENCY of the server (default 8)
-  --slice S         seconds of each slice of the archiving run, whose worst p99 counts (default 2)
+  --slice S         seconds of each slice of the archiving run, whose worst p99 is shown beside
+                    the whole run's (default 2)
   --profile         profile the server's own process (node --cpu-prof) and print where its CPU
                     goes, the archive's share (stacks under src/media/, the outbound client, the
                     IPC channel to the image process) apart from the searches'
@@ -144,8 +146,7 @@ async function main(): Promise<void> {
   const idleGc = gcBetween(idleGcStart, await gcTotals(baseUrl), idle.seconds);
   const idleCoresPerSecond = ((await serverCpu()) - idleCpuStart) / idle.seconds;
   const idleOwnCoresPerSecond = ((await serverOwnCpu()) - idleOwnCpuStart) / idle.seconds;
-  const idleLatency = summariseLatencies(idle.latency);
-  const idleSlices = slices(idle, settings.slice);
+  const idleBeforeSlices = slices(idle, settings.slice);
 
   // Queue the photos as an import would (10 a lot), and search while the server archives them.
   const queueing = createRepositories(db, { queueMediaImages: true });
@@ -189,13 +190,23 @@ async function main(): Promise<void> {
   const cpuPerPhotoMs = ((busyCpuEnd - busyCpuStart - idleCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
   // The part of it in the server's own process (fetching, the database, the store, the hand-over to the image process).
   const ownCpuPerPhotoMs = ((busyOwnCpuEnd - busyOwnCpuStart - idleOwnCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
+  // Idle again once every photo is done: the machine is shared, and other work on it comes and
+  // goes; an idle figure from before and after the archiving is less at its mercy than one from before.
+  log(`idle again: ${settings.rate} searches/s for ${settings.duration} s (load average ${loadAverage()})`);
+  const idleAfter = checked(await load.run(settings.rate, settings.duration));
+  const idleLatency = summariseLatencies([...idle.latency, ...idleAfter.latency]);
+  const idleBeforeP99 = summariseLatencies(idle.latency).p99;
+  const idleAfterP99 = summariseLatencies(idleAfter.latency).p99;
+  const idleAfterSlices = slices(idleAfter, settings.slice);
+  const idleSlices = [...idleBeforeSlices, ...idleAfterSlices];
   const busySlices = slices(busy, settings.slice);
   const busyP99 = Math.max(...busySlices.map((l) => l.p99));
-  const busyP50 = busySlices.reduce((sum, l) => sum + l.p50, 0) / busySlices.length;
   const busyLatency = summariseLatencies(busy.latency);
   const idleWorstP99 = Math.max(...idleSlices.map((l) => l.p99));
+  // The issue's figure: the p99 of every search made while the server archived, against idle's.
+  const ratio = busyLatency.p99 / idleLatency.p99;
   const series = (list: LatencySummary[]) => list.map((l) => `${ms(l.p50)}/${ms(l.p99)}/${ms(l.max)}`).join(' ');
-  log(`p50/p99/max of each ${settings.slice} s slice, ms: idle ${series(idleSlices)}; archiving ${series(busySlices)}`);
+  log(`p50/p99/max of each ${settings.slice} s slice, ms: idle ${series(idleBeforeSlices)}; archiving ${series(busySlices)}; idle again ${series(idleAfterSlices)}`);
 
   await load.close();
   load = null;
@@ -214,10 +225,10 @@ async function main(): Promise<void> {
     `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all) |`,
     `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core; ${ownCpuPerPhotoMs.toFixed(1)} ms of it in the server's own process |`,
     `| stored per photo (original + renditions) | ${(status.bytes / Math.max(1, status.objects) / 1024).toFixed(0)} KiB |`,
-    `| search p50 / p99 idle, ${settings.rate}/s, ${settings.duration} s | ${ms(idleLatency.p50)} / ${ms(idleLatency.p99)} ms (worst ${settings.slice} s slice's p99: ${ms(idleWorstP99)} ms) |`,
-    `| search p50 / p99 while archiving, ${settings.rate}/s (mean p50 of the ${settings.slice} s slices / worst slice's p99) | ${ms(busyP50)} / ${ms(busyP99)} ms |`,
-    `| search p99 over the whole archiving run | ${ms(busyLatency.p99)} ms (max ${ms(busyLatency.max)} ms, ${busyLatency.count} searches) |`,
-    `| **p99 while archiving (worst slice) / idle** | **${(busyP99 / idleLatency.p99).toFixed(2)}** (target at most 1.2; whole run / idle: ${(busyLatency.p99 / idleLatency.p99).toFixed(2)}) |`,
+    `| search p50 / p99 idle, ${settings.rate}/s, ${settings.duration} s before the archiving and ${settings.duration} s after | ${ms(idleLatency.p50)} / ${ms(idleLatency.p99)} ms (p99 before ${ms(idleBeforeP99)}, after ${ms(idleAfterP99)}) |`,
+    `| search p50 / p99 over the whole archiving run, ${settings.rate}/s | ${ms(busyLatency.p50)} / ${ms(busyLatency.p99)} ms (max ${ms(busyLatency.max)} ms, ${busyLatency.count} searches in ${busy.seconds.toFixed(1)} s) |`,
+    `| **search p99 while archiving / idle** (the issue's figure: at most 1.2) | **${ratio.toFixed(2)}**: ${ratio <= 1.2 ? 'met' : 'missed'} |`,
+    `| worst ${settings.slice} s slice while archiving: p99, and / idle p99 | ${ms(busyP99)} ms, ${(busyP99 / idleLatency.p99).toFixed(2)} (idle's own worst slice: ${ms(idleWorstP99)} ms, ${(idleWorstP99 / idleLatency.p99).toFixed(2)}) |`,
     `| the server's garbage collections, idle / while archiving | ${idleGc} / ${busyGc} |`,
     `| a search's lots read (findByVin), in process, p50 / p99 | ${ms(resolution.read.p50 * 1000)} / ${ms(resolution.read.p99 * 1000)} µs |`,
     `| the resolution step (resolveLots) on those lots, every photo archived, p50 / p99 | ${ms(resolution.resolve.p50 * 1000)} / ${ms(resolution.resolve.p99 * 1000)} µs (${resolution.images.toFixed(1)} photos a search on average) |`,
