@@ -184,6 +184,7 @@ async function main(): Promise<void> {
   busyRun.stop();
   const busy = checked(await busyRun.result);
   const busyGc = gcBetween(busyGcStart, await gcTotals(baseUrl), busy.seconds);
+  const pausedSeconds = await archivePaused(baseUrl);
   const busyLoadAverageEnd = loadAverage();
   const archiveSeconds = (archivedAt - queuedAt) / 1000;
   // The server's CPU (its image process included) while archiving, less the searches' share at the idle run's rate.
@@ -224,6 +225,7 @@ async function main(): Promise<void> {
     `| photos archived (fetch, check, 2 renditions, store) | ${status.archived} of ${settings.photos} (${status.failed + status.retrying} failed), ${(photoBytes / settings.photos / 1024).toFixed(0)} KiB each on average |`,
     `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all) |`,
     `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core; ${ownCpuPerPhotoMs.toFixed(1)} ms of it in the server's own process |`,
+    `| photos' waits for a late event loop (the archive yielding, summed over photos waiting side by side) | ${pausedSeconds === null ? 'n/a (a server without the pacer)' : `${pausedSeconds.toFixed(1)} s`} |`,
     `| stored per photo (original + renditions) | ${(status.bytes / Math.max(1, status.objects) / 1024).toFixed(0)} KiB |`,
     `| search p50 / p99 idle, ${settings.rate}/s, ${settings.duration} s before the archiving and ${settings.duration} s after | ${ms(idleLatency.p50)} / ${ms(idleLatency.p99)} ms (p99 before ${ms(idleBeforeP99)}, after ${ms(idleAfterP99)}) |`,
     `| search p50 / p99 over the whole archiving run, ${settings.rate}/s | ${ms(busyLatency.p50)} / ${ms(busyLatency.p99)} ms (max ${ms(busyLatency.max)} ms, ${busyLatency.count} searches in ${busy.seconds.toFixed(1)} s) |`,
@@ -337,6 +339,13 @@ async function gcTotals(baseUrl: string): Promise<GcTotals> {
     else entry.count = Number(match[3]);
   }
   return totals;
+}
+
+/** Seconds photos waited for the server's event loop to keep up (archive-pacer.ts), null from a server without the pacer. */
+async function archivePaused(baseUrl: string): Promise<number | null> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const match = /^vinhistory_media_paused_seconds_total ([\d.e+-]+)$/m.exec(text);
+  return match ? Number(match[1]) : null;
 }
 
 /** Major and minor collections between two readings, per second of the run: where a tail could come from inside the server. */

@@ -236,7 +236,8 @@ export class MediaArchiver {
     }
 
     // The image work waits while the searches have no room to spare (the bytes wait in the child).
-    await pacer?.wait(signal);
+    const waitedMs = (await pacer?.wait(signal)) ?? 0;
+    if (waitedMs > 0) metrics.mediaPausedSeconds.inc(waitedMs / 1000);
     let done: ProcessAnswer;
     try {
       done = await this.images.process(fetched.key);
