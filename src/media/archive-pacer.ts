@@ -67,7 +67,8 @@ export class ArchivePacer {
     const { source, sleep: pause, ...rest } = options;
     this.options = { ...DEFAULT_PACING, ...rest };
     this.source = source ?? eventLoopDelay(this.options.windowMs);
-    this.pause = pause ?? ((ms, signal) => sleep(ms, undefined, { signal, ref: false }).catch(() => {}));
+    // A photo is under way: its pause keeps a CLI's process alive (the image process's channel is idle meanwhile).
+    this.pause = pause ?? ((ms, signal) => sleep(ms, undefined, { signal }).catch(() => {}));
   }
 
   /** Resolves when the photo may go on; the time it waited, in ms. */
