@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
+import type { Lot } from '../src/domain/lot.ts';
 import { createContainer } from '../src/container.ts';
 import { summariseLatencies, type LatencySummary } from './support/latencies.ts';
 import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
@@ -24,7 +25,7 @@ import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { Child, freePort, waitUntilReady } from './support/children.ts';
 import { cpuByStack, type ProfileStack } from './support/cpu-profile.ts';
-import { LoadProcess, slices, type LoadResult } from './support/load-process.ts';
+import { LoadProcess, type LoadResult } from './support/load-process.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC_FILE = path.join(REPO_ROOT, 'docs', 'benchmarks.md');
@@ -35,7 +36,8 @@ const USAGE = `usage: npm run bench:media -- [options]
   --photos N        distinct photos to archive (default 400, 1024 x 768 JPEG)
   --lots N          synthetic lots in the database, searched meanwhile (default 20000)
   --rate N          searches per second during both latency runs (default 200)
-  --duration S      seconds of each idle latency run, before the archiving and after (default 8)
+  --duration S      seconds of each idle window: one before each round and one after the last (default 8)
+  --rounds N        the photos are queued in N rounds, an idle window before each (default 4)
   --concurrency N   MEDIA_CONCURRENCY of the server (default 8)
   --slice S         seconds of each slice of the archiving run, whose worst p99 is shown beside
                     the whole run's (default 2)
@@ -65,6 +67,7 @@ async function main(): Promise<void> {
       duration: { type: 'string', default: '8' },
       concurrency: { type: 'string', default: '8' },
       slice: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '4' },
       'server-root': { type: 'string' },
       profile: { type: 'boolean', default: false },
       write: { type: 'boolean', default: false },
@@ -83,6 +86,7 @@ async function main(): Promise<void> {
     duration: Number(values.duration),
     concurrency: Number(values.concurrency),
     slice: Number(values.slice),
+    rounds: Number(values.rounds),
     serverRoot: values['server-root'] ? path.resolve(values['server-root']) : REPO_ROOT,
   };
   if (values.write && settings.serverRoot !== REPO_ROOT) throw new Error('--write records this checkout\'s figures: drop --server-root');
@@ -136,78 +140,108 @@ async function main(): Promise<void> {
   const serverCpu = async () => (await processTreeCpuSeconds(server!.pid!)).total;
   const serverOwnCpu = async () => (await processTreeCpuSeconds(server!.pid!)).own;
 
-  log(`idle: ${settings.rate} searches/s for ${settings.duration} s (load average ${loadAverage()})`);
+  log(`warm-up, and the searches' own CPU: ${settings.rate} searches/s for ${settings.duration} s (load average ${loadAverage()})`);
   checked(await load.run(settings.rate, 2));
   const idleLoadAverage = loadAverage();
   const idleCpuStart = await serverCpu();
   const idleOwnCpuStart = await serverOwnCpu();
   const idleGcStart = await gcTotals(baseUrl);
-  const idle = checked(await load.run(settings.rate, settings.duration));
-  const idleGc = gcBetween(idleGcStart, await gcTotals(baseUrl), idle.seconds);
-  const idleCoresPerSecond = ((await serverCpu()) - idleCpuStart) / idle.seconds;
-  const idleOwnCoresPerSecond = ((await serverOwnCpu()) - idleOwnCpuStart) / idle.seconds;
-  const idleBeforeSlices = slices(idle, settings.slice);
+  const first = checked(await load.run(settings.rate, settings.duration));
+  const idleGc = gcBetween(idleGcStart, await gcTotals(baseUrl), first.seconds);
+  const idleCoresPerSecond = ((await serverCpu()) - idleCpuStart) / first.seconds;
+  const idleOwnCoresPerSecond = ((await serverOwnCpu()) - idleOwnCpuStart) / first.seconds;
 
-  // Queue the photos as an import would (10 a lot), and search while the server archives them.
+  // The photos as an import queues them (10 a lot), in rounds of whole lots.
   const queueing = createRepositories(db, { queueMediaImages: true });
-  const photoLots = [];
+  const photoLots: Lot[] = [];
   for (let lot = 0; lot * 10 < settings.photos; lot++) {
     const images = [];
     for (let i = lot * 10; i < Math.min(settings.photos, lot * 10 + 10); i++) images.push(`${photos.base}/p/${i}.jpg`);
     photoLots.push({ ...(await plain.lots.findByVin(vins[lot]!))[0]!, lot_id: 900_000_000 + lot, images });
   }
+  const rounds = Math.min(settings.rounds, photoLots.length);
+  const roundLots = Array.from({ length: rounds }, (_, round) =>
+    photoLots.slice(Math.round((round * photoLots.length) / rounds), Math.round(((round + 1) * photoLots.length) / rounds)),
+  );
+
+  // One run of searches throughout, on the same connections: idle windows of --duration seconds
+  // between rounds of archiving, so that whatever else the shared machine does weighs on both
+  // alike. Each search is counted in the window its due time falls in (clock: ms since the epoch).
+  const epochNow = () => performance.timeOrigin + performance.now();
+  const windows: { kind: 'idle' | 'busy'; from: number; to: number }[] = [];
   const busyLoadAverageStart = loadAverage();
-  const busyCpuStart = await serverCpu();
-  const busyOwnCpuStart = await serverOwnCpu();
   const busyGcStart = await gcTotals(baseUrl);
-  await queueing.lots.upsertBatch(photoLots);
-  const queuedAt = performance.now();
-  log(`queued ${settings.photos} photos; searching at ${settings.rate}/s while the server archives them`);
-  // One run from the queueing to the last photo, on the same connections, cut into slices after.
-  const busyRun = load.runUntilStopped(settings.rate);
-  let archivedAt = Number.NaN;
-  let busyCpuEnd = Number.NaN;
-  let busyOwnCpuEnd = Number.NaN;
-  let status;
-  for (;;) {
-    status = await plain.media.status();
-    if (status.archived + status.failed + status.retrying >= settings.photos) {
-      archivedAt = performance.now();
-      busyCpuEnd = await serverCpu();
-      busyOwnCpuEnd = await serverOwnCpu();
-      break;
+  let busyCpu = 0;
+  let busyOwnCpu = 0;
+  let archiveSeconds = 0;
+  let done = 0;
+  let status = await plain.media.status();
+  const run = load.runUntilStopped(settings.rate);
+  const idleWindow = async () => {
+    // A moment for the last photo's records, and the searches already under way, to settle.
+    const from = epochNow() + 250;
+    await new Promise((resolve) => setTimeout(resolve, settings.duration * 1000));
+    windows.push({ kind: 'idle', from, to: epochNow() });
+  };
+  for (const [round, lots] of roundLots.entries()) {
+    await idleWindow();
+    const photosInRound = lots.reduce((sum, lot) => sum + lot.images.length, 0);
+    log(`round ${round + 1} of ${rounds}: ${photosInRound} photos queued (load average ${loadAverage()})`);
+    const cpuStart = await serverCpu();
+    const ownCpuStart = await serverOwnCpu();
+    const from = epochNow();
+    await queueing.lots.upsertBatch(lots);
+    done += photosInRound;
+    for (;;) {
+      status = await plain.media.status();
+      if (status.archived + status.failed + status.retrying >= done) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const to = epochNow();
+    windows.push({ kind: 'busy', from, to });
+    archiveSeconds += (to - from) / 1000;
+    busyCpu += (await serverCpu()) - cpuStart;
+    busyOwnCpu += (await serverOwnCpu()) - ownCpuStart;
   }
-  // At least one whole slice, however fast the archiving.
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, queuedAt + settings.slice * 1000 - performance.now())));
-  busyRun.stop();
-  const busy = checked(await busyRun.result);
-  const busyGc = gcBetween(busyGcStart, await gcTotals(baseUrl), busy.seconds);
+  await idleWindow();
+  run.stop();
+  const all = checked(await run.result);
+  const busyGc = gcBetween(busyGcStart, await gcTotals(baseUrl), all.seconds);
   const pausedSeconds = await archivePaused(baseUrl);
   const busyLoadAverageEnd = loadAverage();
-  const archiveSeconds = (archivedAt - queuedAt) / 1000;
-  // The server's CPU (its image process included) while archiving, less the searches' share at the idle run's rate.
-  const cpuPerPhotoMs = ((busyCpuEnd - busyCpuStart - idleCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
-  // The part of it in the server's own process (fetching, the database, the store, the hand-over to the image process).
-  const ownCpuPerPhotoMs = ((busyOwnCpuEnd - busyOwnCpuStart - idleOwnCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
-  // Idle again once every photo is done: the machine is shared, and other work on it comes and
-  // goes; an idle figure from before and after the archiving is less at its mercy than one from before.
-  log(`idle again: ${settings.rate} searches/s for ${settings.duration} s (load average ${loadAverage()})`);
-  const idleAfter = checked(await load.run(settings.rate, settings.duration));
-  const idleLatency = summariseLatencies([...idle.latency, ...idleAfter.latency]);
-  const idleBeforeP99 = summariseLatencies(idle.latency).p99;
-  const idleAfterP99 = summariseLatencies(idleAfter.latency).p99;
-  const idleAfterSlices = slices(idleAfter, settings.slice);
-  const idleSlices = [...idleBeforeSlices, ...idleAfterSlices];
-  const busySlices = slices(busy, settings.slice);
+  // The server's CPU (its image process included) while archiving, less the searches' share at the first run's rate.
+  const cpuPerPhotoMs = ((busyCpu - idleCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
+  // The part of it in the server's own process (the claims and records, the hand-over to the image process).
+  const ownCpuPerPhotoMs = ((busyOwnCpu - idleOwnCoresPerSecond * archiveSeconds) / settings.photos) * 1000;
+
+  // Each search into its window, and each window into slices of --slice seconds (a last one under half a slice dropped).
+  const startedAt = all.startedAtEpochMs;
+  const perWindow = windows.map(() => [] as { due: number; latency: number }[]);
+  all.due.forEach((due, i) => {
+    const at = startedAt + due;
+    const w = windows.findIndex((window) => at >= window.from && at < window.to);
+    if (w >= 0) perWindow[w]!.push({ due: at, latency: all.latency[i]! });
+  });
+  const sliced = (w: number) => {
+    const { from, to } = windows[w]!;
+    const count = Math.max(1, Math.round((to - from) / (settings.slice * 1000)));
+    const groups = Array.from({ length: count }, () => [] as number[]);
+    for (const search of perWindow[w]!) groups[Math.min(count - 1, Math.floor((search.due - from) / (settings.slice * 1000)))]!.push(search.latency);
+    return groups.filter((group) => group.length > 0).map((group) => summariseLatencies(group));
+  };
+  const of = (kind: 'idle' | 'busy') => windows.flatMap((window, w) => (window.kind === kind ? [w] : []));
+  const idleLatency = summariseLatencies(of('idle').flatMap((w) => perWindow[w]!.map((search) => search.latency)));
+  const busyLatency = summariseLatencies(of('busy').flatMap((w) => perWindow[w]!.map((search) => search.latency)));
+  const idleSlices = of('idle').flatMap(sliced);
+  const busySlices = of('busy').flatMap(sliced);
   const busyP99 = Math.max(...busySlices.map((l) => l.p99));
-  const busyLatency = summariseLatencies(busy.latency);
   const idleWorstP99 = Math.max(...idleSlices.map((l) => l.p99));
   // The issue's figure: the p99 of every search made while the server archived, against idle's.
   const ratio = busyLatency.p99 / idleLatency.p99;
   const series = (list: LatencySummary[]) => list.map((l) => `${ms(l.p50)}/${ms(l.p99)}/${ms(l.max)}`).join(' ');
-  log(`p50/p99/max of each ${settings.slice} s slice, ms: idle ${series(idleBeforeSlices)}; archiving ${series(busySlices)}; idle again ${series(idleAfterSlices)}`);
+  log(
+    `p50/p99/max by window, ms: ${windows.map((window, w) => `${window.kind} ${((window.to - window.from) / 1000).toFixed(1)} s: ${series(sliced(w))}`).join('; ')}`,
+  );
 
   await load.close();
   load = null;
@@ -223,15 +257,15 @@ async function main(): Promise<void> {
     '| figure | value |',
     '|---|---|',
     `| photos archived (fetch, check, 2 renditions, store) | ${status.archived} of ${settings.photos} (${status.failed + status.retrying} failed), ${(photoBytes / settings.photos / 1024).toFixed(0)} KiB each on average |`,
-    `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all) |`,
+    `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all, in ${rounds} rounds) |`,
     `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core; ${ownCpuPerPhotoMs.toFixed(1)} ms of it in the server's own process |`,
     `| photos' waits for a late event loop (the archive yielding, summed over photos waiting side by side) | ${pausedSeconds === null ? 'n/a (a server without the pacer)' : `${pausedSeconds.toFixed(1)} s`} |`,
     `| stored per photo (original + renditions) | ${(status.bytes / Math.max(1, status.objects) / 1024).toFixed(0)} KiB |`,
-    `| search p50 / p99 idle, ${settings.rate}/s, ${settings.duration} s before the archiving and ${settings.duration} s after | ${ms(idleLatency.p50)} / ${ms(idleLatency.p99)} ms (p99 before ${ms(idleBeforeP99)}, after ${ms(idleAfterP99)}) |`,
-    `| search p50 / p99 over the whole archiving run, ${settings.rate}/s | ${ms(busyLatency.p50)} / ${ms(busyLatency.p99)} ms (max ${ms(busyLatency.max)} ms, ${busyLatency.count} searches in ${busy.seconds.toFixed(1)} s) |`,
+    `| search p50 / p99 idle, ${settings.rate}/s: ${rounds + 1} windows of ${settings.duration} s, before, between and after the rounds | ${ms(idleLatency.p50)} / ${ms(idleLatency.p99)} ms (${idleLatency.count} searches) |`,
+    `| search p50 / p99 while archiving, ${settings.rate}/s: every round, from its queueing to its last photo | ${ms(busyLatency.p50)} / ${ms(busyLatency.p99)} ms (max ${ms(busyLatency.max)} ms, ${busyLatency.count} searches) |`,
     `| **search p99 while archiving / idle** (the issue's figure: at most 1.2) | **${ratio.toFixed(2)}**: ${ratio <= 1.2 ? 'met' : 'missed'} |`,
     `| worst ${settings.slice} s slice while archiving: p99, and / idle p99 | ${ms(busyP99)} ms, ${(busyP99 / idleLatency.p99).toFixed(2)} (idle's own worst slice: ${ms(idleWorstP99)} ms, ${(idleWorstP99 / idleLatency.p99).toFixed(2)}) |`,
-    `| the server's garbage collections, idle / while archiving | ${idleGc} / ${busyGc} |`,
+    `| the server's garbage collections, the first idle run / the interleaved run | ${idleGc} / ${busyGc} |`,
     `| a search's lots read (findByVin), in process, p50 / p99 | ${ms(resolution.read.p50 * 1000)} / ${ms(resolution.read.p99 * 1000)} µs |`,
     `| the resolution step (resolveLots) on those lots, every photo archived, p50 / p99 | ${ms(resolution.resolve.p50 * 1000)} / ${ms(resolution.resolve.p99 * 1000)} µs (${resolution.images.toFixed(1)} photos a search on average) |`,
   ].join('\n');
