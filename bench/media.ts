@@ -3,9 +3,10 @@
  * by the real server from a local photo host, and the server's search latency at a fixed rate,
  * idle and while it archives. See docs/benchmarks.md for the method and the latest figures.
  * The searches come from a process of their own (support/load-process.ts), evenly spaced, in one
- * run from the queueing of the photos to the last one archived: that run's p99 against the idle
- * run's is the figure that counts (issue 15), and its worst slice shows the bursts;
- * `--server-root` runs another checkout's server under the same load, to compare.
+ * run throughout which the photos are queued in rounds with idle windows between them: the p99 of
+ * the searches made while archiving against the idle windows' is the figure that counts (issue
+ * 15), and the worst slice shows the bursts; `--server-root` runs another checkout's server under
+ * the same load, to compare.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
