@@ -150,7 +150,8 @@ export function createContainer(options: ContainerOptions): Container {
   const media = new MediaService({
     repo: repos.media,
     store: config.media.store ? createMediaStore(config.media.store) : null,
-    client: outbound,
+    storeConfig: config.media.store,
+    policy,
     metrics,
     log,
     publicBaseUrl: config.publicBaseUrl,

@@ -3,9 +3,44 @@ import path from 'node:path';
 
 /** The parts of a V8 .cpuprofile (what `node --cpu-prof` writes) that a summary needs. */
 interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
   samples: number[];
   timeDeltas: number[];
+}
+
+/** A sampled stack, innermost frame first, each frame's file shortened as in the summaries. */
+export type ProfileStack = readonly { functionName: string; file: string }[];
+
+/**
+ * Busy time by a caller-given kind of whole stack (not just the innermost frame): what a
+ * subsystem costs with everything it calls, e.g. the photo archive's share of a server's CPU
+ * apart from the searches'. Returns milliseconds per kind, busiest first, idle left out.
+ */
+export async function cpuByStack(file: string, repoRoot: string, kindOf: (stack: ProfileStack) => string): Promise<{ busyMs: number; kinds: { kind: string; ms: number }[] }> {
+  const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const kindOfNode = new Map<number, string>();
+  const kinds = new Map<string, number>();
+  let busyMs = 0;
+  profile.samples.forEach((id, index) => {
+    const ms = (profile.timeDeltas[index] ?? 0) / 1000;
+    if (byId.get(id)?.callFrame.functionName === '(idle)') return;
+    let kind = kindOfNode.get(id);
+    if (kind === undefined) {
+      const stack: { functionName: string; file: string }[] = [];
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+        const frame = byId.get(at)!.callFrame;
+        stack.push({ functionName: frame.functionName, file: frame.url ? shortUrl(frame.url, repoRoot) : '' });
+      }
+      kind = kindOf(stack);
+      kindOfNode.set(id, kind);
+    }
+    busyMs += ms;
+    kinds.set(kind, (kinds.get(kind) ?? 0) + ms);
+  });
+  return { busyMs, kinds: [...kinds].map(([kind, ms]) => ({ kind, ms })).sort((a, b) => b.ms - a.ms) };
 }
 
 export interface ProfileLine {

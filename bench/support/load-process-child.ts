@@ -68,6 +68,7 @@ function finishIfDone(current: Run): void {
     errors: current.errors,
     errorMessages: current.errorMessages,
     seconds: (performance.now() - current.startedAt) / 1000,
+    startedAtEpochMs: performance.timeOrigin + current.startedAt,
   });
 }
 

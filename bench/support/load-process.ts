@@ -31,6 +31,8 @@ export type LoadReply =
       errors: number;
       errorMessages: string[];
       seconds: number;
+      /** When the run started, in ms since the epoch (performance.timeOrigin-based: comparable across processes to a millisecond or so). */
+      startedAtEpochMs: number;
     };
 
 export type LoadResult = Extract<LoadReply, { type: 'result' }>;

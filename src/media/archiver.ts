@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import { mediaFileName, type MediaClaim, type MediaObject } from '../domain/media.ts';
+import { type MediaClaim, type MediaObject } from '../domain/media.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { OutboundError, type OutboundClient } from '../outbound/outbound-client.ts';
 import type { MediaRepository } from '../storage/repositories/media-repository.ts';
-import type { CheckedImage } from './image-worker.ts';
-import { ImageProcess, ImageProcessError } from './image-process.ts';
-import type { MediaStore } from './media-store.ts';
+import { ArchivePacer, type PacerOptions } from './archive-pacer.ts';
+import { ImageProcess, ImageProcessError, type Fetched } from './image-process.ts';
+import type { ImageSetup, ProcessAnswer } from './image-worker.ts';
 
 export interface RetryPolicy {
   /** The pause after the first failure; each next one is four times longer, up to maxDelayMs. */
@@ -23,8 +22,8 @@ export const DEFAULT_RETRY: RetryPolicy = { baseDelayMs: MINUTE, maxDelayMs: 24 
 
 export interface ArchiverOptions {
   repo: MediaRepository;
-  store: MediaStore;
-  client: OutboundClient;
+  /** The outbound rules and the store, for the image process, which fetches and stores each photo. */
+  setup: ImageSetup;
   metrics: Metrics;
   log: FastifyBaseLogger;
   /** Fetches at once, overall and from one host. */
@@ -40,8 +39,10 @@ export interface ArchiverOptions {
   idleMs?: number;
   retry?: RetryPolicy;
   now?: () => Date;
-  /** Where photos are checked and their renditions made: a low-priority child process unless given. */
+  /** Where photos are fetched, checked, rendered and stored: a low-priority child process unless given. */
   images?: ImageProcess;
+  /** How the archive yields to a busy event loop (archive-pacer.ts); false: never. */
+  pacing?: Partial<PacerOptions> | false;
 }
 
 export interface ArchiveTotals {
@@ -51,7 +52,11 @@ export interface ArchiveTotals {
   bytes: number;
 }
 
-type Outcome = { kind: 'archived' | 'deduplicated'; bytes: number } | { kind: 'failed'; reason: string; message: string };
+type Outcome =
+  | { kind: 'archived' | 'deduplicated'; bytes: number }
+  | { kind: 'failed'; reason: string; message: string }
+  /** The image process died over another photo while this one was fetched or waited: fetched again. */
+  | { kind: 'lost' };
 
 /**
  * Copies queued photos into the store. Work is claimed from the database (a lease per image), so
@@ -74,7 +79,7 @@ export class MediaArchiver {
   constructor(private readonly options: ArchiverOptions) {
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.now = options.now ?? (() => new Date());
-    this.images = options.images ?? new ImageProcess();
+    this.images = options.images ?? new ImageProcess({ setup: options.setup });
   }
 
   /** Runs in the background until stop(): what `vinhistory serve` does with the archive on. */
@@ -110,7 +115,9 @@ export class MediaArchiver {
     const { concurrency, hostConcurrency, log } = this.options;
     const idleMs = this.options.idleMs ?? 2_000;
     const totals: ArchiveTotals = { archived: 0, deduplicated: 0, failed: 0, bytes: 0 };
+    const pacer = this.options.pacing === false ? null : new ArchivePacer(this.options.pacing ?? {});
     const count = (outcome: Outcome) => {
+      if (outcome.kind === 'lost') return;
       if (outcome.kind === 'failed') totals.failed++;
       else {
         totals[outcome.kind]++;
@@ -140,7 +147,7 @@ export class MediaArchiver {
           }
           started++;
           this.perHost.set(claim.host, (this.perHost.get(claim.host) ?? 0) + 1);
-          const task = this.archiveOne(claim)
+          const task = this.archiveOne(claim, pacer, options.signal)
             .then(count)
             .finally(() => {
               this.running.delete(task);
@@ -162,16 +169,22 @@ export class MediaArchiver {
       if (this.running.size > 0) await Promise.race([...this.running, sleep(started === 0 ? idleMs : 0, undefined, { ref: false })]);
     }
     await Promise.allSettled([...this.running]);
+    pacer?.close();
     await this.images.close();
     return totals;
   }
 
-  private async archiveOne(claim: MediaClaim): Promise<Outcome> {
+  private async archiveOne(claim: MediaClaim, pacer: ArchivePacer | null, signal: AbortSignal): Promise<Outcome> {
     const { metrics, log } = this.options;
     const stopTimer = metrics.mediaDuration.startTimer();
     metrics.mediaInFlight.inc();
     try {
-      const outcome = await this.fetchAndStore(claim);
+      const outcome = await this.fetchAndStore(claim, pacer, signal);
+      if (outcome.kind === 'lost') {
+        // Not the photo's fault: given back at once, for this archiver's next claim or another's.
+        await this.options.repo.release([claim], this.owner);
+        return outcome;
+      }
       if (outcome.kind === 'failed') {
         const attempts = claim.attempts + 1;
         const givenUp = attempts >= this.retry.maxAttempts;
@@ -198,70 +211,66 @@ export class MediaArchiver {
     }
   }
 
-  private async fetchAndStore(claim: MediaClaim): Promise<Outcome> {
-    const { client, store, repo, metrics } = this.options;
-    let body: Buffer;
+  /**
+   * The photo's fetch, check, renditions and files are the image process's (image-worker.ts); what
+   * stays here is the queue's side: the outcome, and the object recorded in the database.
+   */
+  private async fetchAndStore(claim: MediaClaim, pacer: ArchivePacer | null, signal: AbortSignal): Promise<Outcome> {
+    const { repo, metrics } = this.options;
+    let fetched: Fetched;
     try {
-      const answer = await client.request(claim.url, {
+      fetched = await this.images.fetch({
+        url: claim.url,
         timeoutMs: this.options.fetchTimeoutMs ?? 20_000,
         maxBytes: this.options.maxBytes,
         maxRedirects: 3,
         headers: { accept: 'image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8' },
       });
-      if (answer.status !== 200) return { kind: 'failed', reason: 'http', message: `HTTP ${answer.status}` };
-      body = answer.body;
     } catch (error) {
-      if (error instanceof OutboundError) {
-        return { kind: 'failed', reason: error.failure === 'too-many-redirects' ? 'http' : error.failure.replace('-', '_'), message: error.message };
-      }
-      throw error;
+      if (error instanceof ImageProcessError) return imageWorkFailed(error);
+      return { kind: 'failed', reason: 'network', message: (error as Error).message };
     }
-    let checked: CheckedImage;
+    if (fetched.kind === 'status') return { kind: 'failed', reason: 'http', message: `HTTP ${fetched.status}` };
+    if (fetched.kind === 'failed') {
+      return { kind: 'failed', reason: fetched.failure === 'too-many-redirects' ? 'http' : fetched.failure.replace('-', '_'), message: fetched.message };
+    }
+
+    // The image work waits while the searches have no room to spare (the bytes wait in the child).
+    const waitedMs = (await pacer?.wait(signal)) ?? 0;
+    if (waitedMs > 0) metrics.mediaPausedSeconds.inc(waitedMs / 1000);
+    let done: ProcessAnswer;
     try {
-      checked = await this.images.check(body);
+      done = await this.images.process(fetched.key);
     } catch (error) {
       return imageWorkFailed(error);
     }
-    const { check, hash } = checked;
-    if (!check.ok) return { kind: 'failed', reason: 'not_image', message: check.reason };
-    const original = mediaFileName({ hash, ext: check.ext, size: null });
-
-    // Another URL (another lot, the same photo re-hosted) brought these bytes already.
-    const known = await repo.findObject(hash);
-    if (known && (await store.stat(original)) !== null) {
-      await repo.markArchived(claim, this.owner, known, this.now());
-      return { kind: 'deduplicated', bytes: 0 };
+    switch (done.kind) {
+      case 'lost':
+        return { kind: 'lost' };
+      case 'not_image':
+        return { kind: 'failed', reason: 'not_image', message: done.reason };
+      case 'store_failed':
+        return { kind: 'failed', reason: 'store', message: done.message };
+      case 'present': {
+        // Another URL (another lot, the same photo re-hosted) brought these bytes already.
+        const known = await repo.findObject(done.hash);
+        await repo.markArchived(claim, this.owner, known ?? objectOf(done), this.now());
+        return { kind: 'deduplicated', bytes: 0 };
+      }
+      case 'stored': {
+        const object = objectOf(done);
+        await repo.markArchived(claim, this.owner, object, this.now());
+        const written = object.bytes + object.renditionBytes;
+        metrics.mediaBytesStored.inc(written);
+        return { kind: 'archived', bytes: written };
+      }
     }
-
-    let renditions;
-    try {
-      renditions = await this.images.renditions(body);
-    } catch (error) {
-      if (error instanceof ImageProcessError) return imageWorkFailed(error);
-      return { kind: 'failed', reason: 'not_image', message: `not a readable image (${(error as Error).message})` };
-    }
-    try {
-      // The renditions first: once the original is there, the object counts as stored.
-      await store.put(mediaFileName({ hash, ext: 'webp', size: 'thumb' }), renditions.thumb, 'image/webp');
-      await store.put(mediaFileName({ hash, ext: 'webp', size: 'display' }), renditions.display, 'image/webp');
-      await store.put(original, body, check.contentType);
-    } catch (error) {
-      return { kind: 'failed', reason: 'store', message: `storing the copy failed (${(error as Error).message})` };
-    }
-    const object: MediaObject = {
-      hash,
-      ext: check.ext,
-      contentType: check.contentType,
-      bytes: body.length,
-      renditionBytes: renditions.thumb.length + renditions.display.length,
-      width: check.width,
-      height: check.height,
-    };
-    await repo.markArchived(claim, this.owner, object, this.now());
-    const written = object.bytes + object.renditionBytes;
-    metrics.mediaBytesStored.inc(written);
-    return { kind: 'archived', bytes: written };
   }
+}
+
+function objectOf(done: Extract<ProcessAnswer, { kind: 'present' | 'stored' }>): MediaObject {
+  const { check } = done;
+  return { hash: done.hash, ext: check.ext, contentType: check.contentType, bytes: done.bytes, renditionBytes: done.renditionBytes, width: check.width, height: check.height };
 }
 
 /**
@@ -270,6 +279,7 @@ export class MediaArchiver {
  */
 function imageWorkFailed(error: unknown): Outcome {
   const message = (error as Error).message;
+  if (error instanceof ImageProcessError && error.failure === 'lost') return { kind: 'lost' };
   if (error instanceof ImageProcessError && error.failure === 'timeout') return { kind: 'failed', reason: 'timeout', message };
   return { kind: 'failed', reason: 'not_image', message };
 }

@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import type { Renditions } from './image-check.ts';
-import type { CheckedImage, ImageAnswer, ImageJob } from './image-worker.ts';
+import type { FetchAnswer, FetchRequest, ImageAnswer, ImageJob, ImageSetup, ProcessAnswer } from './image-worker.ts';
 
 /**
  * The lowest priority niceness (19): a busy process at 0 weighs about 68 times one at 19 in the
@@ -29,10 +28,14 @@ function executable(file: string): boolean {
   }
 }
 
-/** Why a job got no answer: the child died while working on it, or took longer than allowed. */
+/**
+ * Why a job got no answer: the child died while working on the photo, or took longer than allowed
+ * (the photo's doing, most likely); or the child died, or was closed, while the photo was only
+ * being fetched or waited its turn, so its bytes are gone through no fault of its own ('lost').
+ */
 export class ImageProcessError extends Error {
   constructor(
-    readonly failure: 'stopped' | 'timeout',
+    readonly failure: 'stopped' | 'timeout' | 'lost',
     message: string,
   ) {
     super(message);
@@ -41,13 +44,16 @@ export class ImageProcessError extends Error {
 }
 
 export interface ImageProcessOptions {
+  /** The outbound rules and the store the child fetches with and writes to. */
+  setup: ImageSetup;
   /** The child's niceness, 0 to 19. */
   nice?: number;
   /** Run the child under SCHED_IDLE (Linux, with chrt); true where chrt was found. */
   schedIdle?: boolean;
   /**
-   * How long one job may run before the child is killed and the job fails. Generous: at nice 19 on
-   * a machine busy with other work, a photo that takes 100 ms of CPU may wait seconds for it.
+   * How long one photo's image work may run before the child is killed and the photo fails.
+   * Generous: at nice 19 on a machine busy with other work, a photo that takes 100 ms of CPU may
+   * wait seconds for it.
    */
   jobTimeoutMs?: number;
   /** The module the child runs (its serveImageJobs()); tests give one that misbehaves. */
@@ -80,31 +86,44 @@ serveImageJobs();
 `;
 }
 
+type JobWork = { op: 'fetch'; key: string; request: FetchRequest } | { op: 'process'; key: string };
+
 interface Pending {
   job: ImageJob;
   resolve: (answer: ImageAnswer) => void;
   reject: (error: Error) => void;
 }
 
+/** A fetched photo, its bytes held by the child until process() takes them. */
+export type Fetched = Exclude<FetchAnswer, { kind: 'fetched' }> | (Extract<FetchAnswer, { kind: 'fetched' }> & { key: string });
+
 /**
- * The archive's image work in a child process at a low priority, started on first use or by
- * warm(): checking a photo, hashing it and making its renditions. Jobs run one at a time, queued
- * here, so that a child that dies (a photo that crashes the decoder, an operator's kill) or that
- * is killed for taking too long takes one job with it: that job fails, and the next starts a new
- * child.
+ * The archive's per-photo work in a child process at a low priority, started on first use or by
+ * warm(): fetching a photo (through the outbound guard, bounded in time and size), checking and
+ * hashing it, making its renditions and storing the three files (image-worker.ts). The server
+ * sends URLs and gets back sizes and a hash: no photo's bytes pass through its event loop.
+ *
+ * Fetches go to the child at once, side by side (the archiver bounds how many). The image work of
+ * a photo (process()) runs one at a time, queued here, so that a child that dies (a photo that
+ * crashes the decoder, an operator's kill) or that is killed for taking too long takes that photo
+ * with it: it fails, the photos being fetched meanwhile are 'lost' (to be fetched again), and the
+ * next job starts a new child.
  */
 export class ImageProcess {
   private running: Running | null = null;
   private readonly queue: Pending[] = [];
   private current: Pending | null = null;
+  private fetching = 0;
   private nextId = 1;
   private closed = false;
+  private readonly setup: ImageSetup;
   private readonly nice: number;
   private readonly schedIdle: boolean;
   private readonly jobTimeoutMs: number;
   private readonly module: URL;
 
-  constructor(options: ImageProcessOptions = {}) {
+  constructor(options: ImageProcessOptions) {
+    this.setup = options.setup;
     this.nice = options.nice ?? IMAGE_WORK_NICE;
     this.schedIdle = (options.schedIdle ?? true) && CHRT !== null;
     this.jobTimeoutMs = options.jobTimeoutMs ?? 60_000;
@@ -125,27 +144,41 @@ export class ImageProcess {
     if (!this.closed) this.start();
   }
 
-  /** Whether sharp reads the bytes as a photo the archive keeps, and their SHA-256. */
-  async check(bytes: Buffer): Promise<CheckedImage> {
-    const answer = await this.run({ op: 'check', bytes });
-    if (!answer.ok) throw new Error(answer.message);
-    if (!('check' in answer)) throw new Error('the image process answered a check with something else');
-    return { check: answer.check, hash: answer.hash };
+  /**
+   * Fetches a photo in the child. 'fetched' holds its bytes there under `key` until process();
+   * throws ImageProcessError ('lost') when the child dies or is closed meanwhile.
+   */
+  async fetch(request: FetchRequest): Promise<Fetched> {
+    if (this.closed) throw new ImageProcessError('lost', 'the image process was closed');
+    const key = `p${this.nextId}`;
+    this.fetching++;
+    try {
+      // The fetch bounds itself (request.timeoutMs); the margin is for a child too starved to say so.
+      const answer = await this.exchange({ op: 'fetch', key, request }, { timeoutMs: request.timeoutMs + 30_000, kill: false, onGone: 'lost' });
+      if (!answer.ok) throw new Error(answer.message);
+      if (!('fetch' in answer)) throw new Error('the image process answered a fetch with something else');
+      return answer.fetch.kind === 'fetched' ? { ...answer.fetch, key } : answer.fetch;
+    } finally {
+      this.fetching--;
+      this.unrefWhenIdle();
+    }
   }
 
-  /** The photo's thumbnail and display size; throws when sharp cannot make them. */
-  async renditions(bytes: Buffer): Promise<Renditions> {
-    const answer = await this.run({ op: 'renditions', bytes });
+  /** Checks, hashes, renders and stores a fetched photo, one photo at a time. */
+  async process(key: string): Promise<ProcessAnswer> {
+    const answer = await new Promise<ImageAnswer>((resolve, reject) => {
+      this.queue.push({ job: { id: this.nextId++, op: 'process', key }, resolve, reject });
+      this.pump();
+    });
     if (!answer.ok) throw new Error(answer.message);
-    if (!('renditions' in answer)) throw new Error('the image process answered renditions with something else');
-    const { thumb, display } = answer.renditions;
-    return { thumb: asBuffer(thumb), display: asBuffer(display) };
+    if (!('process' in answer)) throw new Error('the image process answered with something else');
+    return answer.process;
   }
 
   /** Fails the jobs still queued and stops the child; a job after this starts a new one. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const pending of this.queue.splice(0)) pending.reject(new ImageProcessError('stopped', 'the image process was closed'));
+    for (const pending of this.queue.splice(0)) pending.reject(new ImageProcessError('lost', 'the image process was closed'));
     const running = this.running;
     if (running) {
       // The child exits when its channel closes; one that does not within 5 s is killed.
@@ -157,26 +190,33 @@ export class ImageProcess {
     this.closed = false;
   }
 
-  private run(work: { op: ImageJob['op']; bytes: Buffer }): Promise<ImageAnswer> {
-    return new Promise<ImageAnswer>((resolve, reject) => {
-      this.queue.push({ job: { id: this.nextId++, ...work }, resolve, reject });
-      this.pump();
-    });
-  }
-
   private pump(): void {
     if (this.current || this.closed) return;
     const next = this.queue.shift();
-    if (!next) {
-      // Idle: the channel must not keep a CLI process alive once its archiving is done.
-      (this.running?.child.channel as { unref?: () => void } | undefined)?.unref?.();
-      return;
-    }
+    if (!next) return this.unrefWhenIdle();
     this.current = next;
-    void this.send(next);
+    const { job } = next;
+    void this.exchange(job as JobWork & { id: number }, { timeoutMs: this.jobTimeoutMs, kill: true, onGone: 'stopped' })
+      .then(next.resolve, next.reject)
+      .finally(() => {
+        this.current = null;
+        this.pump();
+      });
   }
 
-  private async send(pending: Pending): Promise<void> {
+  /** Idle: the channel must not keep a CLI process alive once its archiving is done. */
+  private unrefWhenIdle(): void {
+    if (this.current || this.queue.length > 0 || this.fetching > 0) return;
+    (this.running?.child.channel as { unref?: () => void } | undefined)?.unref?.();
+  }
+
+  /**
+   * Sends one job and waits for its answer. A process job that outlives its time kills the child
+   * (the next must not go to a child stuck on this one); the job fails 'stopped' or 'lost', as
+   * given, when the child ends before answering.
+   */
+  private async exchange(work: JobWork & { id?: number }, options: { timeoutMs: number; kill: boolean; onGone: 'stopped' | 'lost' }): Promise<ImageAnswer> {
+    const job = { ...work, id: work.id ?? this.nextId++ } as ImageJob;
     let timer: NodeJS.Timeout | undefined;
     let onMessage: ((answer: ImageAnswer) => void) | undefined;
     let onGone: ((how: string) => void) | undefined;
@@ -187,33 +227,42 @@ export class ImageProcess {
       (running.child.channel as { ref?: () => void } | undefined)?.ref?.();
       await running.ready;
       const child = running.child;
-      const answer = await new Promise<ImageAnswer>((resolve, reject) => {
+      return await new Promise<ImageAnswer>((resolve, reject) => {
         onMessage = (answer) => {
-          if (answer.id === pending.job.id) resolve(answer);
+          if (answer.id === job.id) resolve(answer);
         };
-        onGone = (how) => reject(new ImageProcessError('stopped', `the image process stopped while working on the photo (${how})`));
+        onGone = (how) =>
+          reject(
+            options.onGone === 'stopped'
+              ? new ImageProcessError('stopped', `the image process stopped while working on the photo (${how})`)
+              : new ImageProcessError('lost', `the image process stopped while the photo was being fetched (${how})`),
+          );
         if (running!.gone !== null) return onGone(running!.gone);
         child.on('message', onMessage);
         running!.goneListeners.add(onGone);
         timer = setTimeout(() => {
-          // The next job must not go to the child being killed.
-          if (this.running === running) this.running = null;
-          child.kill('SIGKILL');
-          reject(new ImageProcessError('timeout', `the image process took longer than ${this.jobTimeoutMs / 1000} s over the photo`));
-        }, this.jobTimeoutMs);
-        child.send(pending.job, (error) => {
-          if (error) reject(new ImageProcessError('stopped', `the image process could not be given the photo (${error.message})`));
+          if (options.kill) {
+            // The next job must not go to the child being killed.
+            if (this.running === running) this.running = null;
+            child.kill('SIGKILL');
+          }
+          reject(new ImageProcessError('timeout', `the image process took longer than ${options.timeoutMs / 1000} s over the photo`));
+        }, options.timeoutMs);
+        child.send(job, (error) => {
+          if (error) reject(new ImageProcessError(options.onGone, `the image process could not be given the photo (${error.message})`));
         });
       });
-      pending.resolve(answer);
     } catch (error) {
-      pending.reject(error as Error);
+      // A child that does not start (no processes left, a broken install) fails the photo as
+      // 'stopped', never 'lost': a lost photo is claimed again at once, which would go round and round.
+      if (error instanceof ImageProcessError && error.message.startsWith('the image process did not start')) {
+        throw new ImageProcessError('stopped', error.message);
+      }
+      throw error;
     } finally {
       clearTimeout(timer);
       if (onMessage) running?.child.off('message', onMessage);
       if (onGone) running?.goneListeners.delete(onGone);
-      this.current = null;
-      this.pump();
     }
   }
 
@@ -227,6 +276,8 @@ export class ImageProcess {
     // Never what keeps the server or a CLI from exiting while idle: a job refs the channel.
     child.unref();
     (child.channel as { unref?: () => void } | undefined)?.unref?.();
+    // The first message, ahead of any job (the channel keeps the order); the child answers it as id 0.
+    child.send({ id: 0, op: 'setup', setup: plainSetup(this.setup) } satisfies ImageJob, () => {});
     let started!: () => void;
     let failed!: (error: Error) => void;
     const running: Running = {
@@ -278,6 +329,16 @@ interface Running {
   exited: Promise<void>;
 }
 
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/**
+ * The setup as plain data for the channel: the config's credentials carry a toJSON that hides the
+ * secret from logs, and a function cannot be cloned. The channel is a pipe to our own child.
+ */
+function plainSetup({ policy, store }: ImageSetup): ImageSetup {
+  const plainPolicy = { allowPrivate: policy.allowPrivate, allowPlainHttp: policy.allowPlainHttp };
+  if (store.kind === 'directory') return { policy: plainPolicy, store: { kind: 'directory', dir: store.dir } };
+  const { credentials } = store;
+  return {
+    policy: plainPolicy,
+    store: { ...store, credentials: credentials ? { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey } : null },
+  };
 }

@@ -3,16 +3,21 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Lot } from '../domain/lot.ts';
 import { MEDIA_PATH, MEDIA_TYPES, RENDITION_EXT, mediaFileName, parseMediaName, type ArchivedImage, type MediaStatus } from '../domain/media.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { OutboundClient } from '../outbound/outbound-client.ts';
+import type { MediaStoreConfig } from '../config.ts';
+import type { OutboundPolicy } from '../outbound/outbound-policy.ts';
 import type { MediaRepository } from '../storage/repositories/media-repository.ts';
 import { MediaArchiver, type ArchiverOptions } from './archiver.ts';
+import type { ImageSetup } from './image-worker.ts';
 import type { ByteRange, MediaStore } from './media-store.ts';
 
 export interface MediaServiceOptions {
   repo: MediaRepository;
   /** Null: the archive is off (MEDIA_ARCHIVE=off). */
   store: MediaStore | null;
-  client: OutboundClient;
+  /** The store's settings, for the archive's image process, which opens its own; null with the archive off. */
+  storeConfig: MediaStoreConfig | null;
+  /** The outbound rules the archive's image process fetches photos under. */
+  policy: OutboundPolicy;
   metrics: Metrics;
   log: FastifyBaseLogger;
   publicBaseUrl: string;
@@ -116,10 +121,18 @@ export class MediaService {
   }
 
   /** A new archiver over the configured store; null with the archive off. */
-  createArchiver(overrides: Partial<Pick<ArchiverOptions, 'concurrency' | 'hostConcurrency' | 'idleMs' | 'retry' | 'now' | 'fetchTimeoutMs' | 'leaseMs' | 'images'>> = {}): MediaArchiver | null {
-    const { store, repo, client, metrics, log, concurrency, hostConcurrency, maxBytes } = this.options;
-    if (!store) return null;
-    return new MediaArchiver({ repo, store, client, metrics, log: log.child({ component: 'media-archiver' }), concurrency, hostConcurrency, maxBytes, ...overrides });
+  createArchiver(
+    overrides: Partial<Pick<ArchiverOptions, 'concurrency' | 'hostConcurrency' | 'idleMs' | 'retry' | 'now' | 'fetchTimeoutMs' | 'leaseMs' | 'images' | 'pacing'>> = {},
+  ): MediaArchiver | null {
+    const { storeConfig, repo, metrics, log, concurrency, hostConcurrency, maxBytes } = this.options;
+    if (!storeConfig) return null;
+    return new MediaArchiver({ repo, setup: this.imageSetup()!, metrics, log: log.child({ component: 'media-archiver' }), concurrency, hostConcurrency, maxBytes, ...overrides });
+  }
+
+  /** What the archive's image process needs (an archiver's own ImageProcess, in tests); null with the archive off. */
+  imageSetup(): ImageSetup | null {
+    const { storeConfig, policy } = this.options;
+    return storeConfig ? { policy, store: storeConfig } : null;
   }
 
   /**

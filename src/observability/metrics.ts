@@ -151,6 +151,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly mediaPausedSeconds = new Counter({
+    name: 'vinhistory_media_paused_seconds_total',
+    help: 'Time photos waited before their image work because the event loop was late (the archive yielding to searches).',
+    registers: [this.registry],
+  });
+
   readonly mediaDuration = new Histogram({
     name: 'vinhistory_media_archive_duration_seconds',
     help: 'Time to archive one photo: fetch, check, renditions and store.',

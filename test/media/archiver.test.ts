@@ -170,7 +170,7 @@ describe.each(DIALECTS)('photo archive on %s', (dialect) => {
     server.set('/hang.jpg', hang, 'image/jpeg');
     const urls = ['/photo.jpg', '/crash.jpg', '/hang.jpg', '/photo.png'].map((p) => `${server.base}${p}`);
     await app.services.ingest.importUpload(ndjson([makeLot({ vin: validVin('1HGCM82633A00411'), lot_id: 35, images: urls })]), {});
-    const images = new ImageProcess({ module: new URL('./misbehaving-image-worker.ts', import.meta.url), jobTimeoutMs: 1_500 });
+    const images = new ImageProcess({ setup: app.services.media.imageSetup()!, module: new URL('./misbehaving-image-worker.ts', import.meta.url), jobTimeoutMs: 1_500 });
     expect(await archiver({ images, concurrency: 1 }).drain()).toMatchObject({ archived: 2, failed: 2 });
     const status = await app.services.media.status();
     expect(status).toMatchObject({ archived: 2, retrying: 2 });
@@ -184,8 +184,28 @@ describe.each(DIALECTS)('photo archive on %s', (dialect) => {
     expect(images.pid).toBeUndefined();
   });
 
+  it('the photos being fetched when the image process crashes over another are given back, not failed, and archived after', async () => {
+    const slowServer = await startImageServer({ delayMs: 1_000 });
+    try {
+      server.set('/crash-alone.jpg', Buffer.concat([await makeImage('jpeg', 12), CRASH]), 'image/jpeg');
+      slowServer.set('/innocent.jpg', await makeImage('jpeg', 13), 'image/jpeg');
+      const urls = [`${server.base}/crash-alone.jpg`, `${slowServer.base}/innocent.jpg`];
+      await app.services.ingest.importUpload(ndjson([makeLot({ vin: validVin('1HGCM82633A00413'), lot_id: 37, images: urls })]), {});
+      const images = new ImageProcess({ setup: app.services.media.imageSetup()!, module: new URL('./misbehaving-image-worker.ts', import.meta.url) });
+      // No pacing: the crash must come while the other photo is still being fetched.
+      expect(await archiver({ images, concurrency: 2, pacing: false, fetchTimeoutMs: 5_000 }).drain()).toMatchObject({ archived: 1, failed: 1 });
+      // Fetched twice: its first bytes died with the child.
+      expect(slowServer.hits.get('/innocent.jpg')).toBe(2);
+      const status = await app.services.media.status();
+      expect(status).toMatchObject({ archived: 1, retrying: 1 });
+      expect(status.recentErrors.map((e) => e.url)).toEqual([urls[0]]);
+    } finally {
+      await slowServer.close();
+    }
+  });
+
   it('a running archiver starts its image process at once, before any photo, and stop() ends it', async () => {
-    const images = new ImageProcess();
+    const images = new ImageProcess({ setup: app.services.media.imageSetup()! });
     const running = archiver({ images });
     running.start();
     expect(images.pid).toBeDefined();

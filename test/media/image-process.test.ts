@@ -1,9 +1,14 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { checkImage, makeRenditions } from '../../src/media/image-check.ts';
-import { CHRT, IMAGE_WORK_NICE, ImageProcess, ImageProcessError } from '../../src/media/image-process.ts';
-import { makeImage } from '../support/image-server.ts';
+import { CHRT, IMAGE_WORK_NICE, ImageProcess, ImageProcessError, type Fetched, type ImageProcessOptions } from '../../src/media/image-process.ts';
+import type { FetchRequest } from '../../src/media/image-worker.ts';
+import { DirectoryStore } from '../../src/media/stores/directory-store.ts';
+import { outboundPolicy } from '../../src/outbound/outbound-policy.ts';
+import { makeImage, startImageServer, type ImageServer } from '../support/image-server.ts';
 import { CRASH, HANG } from './misbehaving-image-worker.ts';
 
 const MISBEHAVING = new URL('./misbehaving-image-worker.ts', import.meta.url);
@@ -32,51 +37,99 @@ const SCHED_IDLE = 5;
 describe('the image process', () => {
   let jpeg: Buffer;
   let png: Buffer;
+  let photos: ImageServer;
+  let slow: ImageServer;
+  let dir: string;
   const opened: ImageProcess[] = [];
-  const open = (options: ConstructorParameters<typeof ImageProcess>[0] = {}) => {
-    const images = new ImageProcess(options);
+  const LOCAL = outboundPolicy({ allowPrivate: true, isProduction: true });
+  const open = (options: Partial<ImageProcessOptions> = {}) => {
+    const images = new ImageProcess({ setup: { policy: LOCAL, store: { kind: 'directory', dir } }, ...options });
     opened.push(images);
     return images;
   };
+  const request = (url: string, maxBytes = 1_000_000): FetchRequest => ({ url, timeoutMs: 5_000, maxBytes, maxRedirects: 3, headers: {} });
+  /** Fetches a photo of the local host and expects its bytes held by the child. */
+  const fetched = async (images: ImageProcess, route: string, host = photos) => {
+    const answer = await images.fetch(request(`${host.base}${route}`));
+    if (answer.kind !== 'fetched') throw new Error(`${route}: ${JSON.stringify(answer)}`);
+    return answer;
+  };
+  const hashOf = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
   beforeAll(async () => {
     [jpeg, png] = await Promise.all([makeImage('jpeg', 7, { width: 1024, height: 768 }), makeImage('png', 8)]);
+    photos = await startImageServer();
+    slow = await startImageServer({ delayMs: 400 });
+    photos.set('/photo.jpg', jpeg);
+    photos.set('/same-photo.jpg', jpeg);
+    photos.set('/photo.png', png, 'image/png');
+    photos.set('/truncated.jpg', jpeg.subarray(0, Math.floor(jpeg.length / 2)));
+    photos.set('/crash.jpg', Buffer.concat([jpeg, CRASH]));
+    photos.set('/hang.jpg', Buffer.concat([jpeg, HANG]));
+    slow.set('/photo.png', png, 'image/png');
+  });
+  afterAll(async () => {
+    await photos.close();
+    await slow.close();
+  });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'vinhistory-image-process-'));
   });
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((images) => images.close()));
+    rmSync(dir, { recursive: true, force: true });
   });
 
-  it('answers what the same work in this process answers: the check, the SHA-256 and byte-identical renditions', async () => {
+  it('fetches, checks, hashes and stores a photo with the renditions this process would make; the same bytes again are found in the store', async () => {
     const images = open();
-    const [checkedJpeg, checkedPng, renditions] = await Promise.all([images.check(jpeg), images.check(png), images.renditions(jpeg)]);
-    expect(checkedJpeg).toEqual({ check: await checkImage(jpeg), hash: createHash('sha256').update(jpeg).digest('hex') });
-    expect(checkedJpeg.check).toMatchObject({ ok: true, ext: 'jpg', width: 1024, height: 768 });
-    expect(checkedPng).toEqual({ check: await checkImage(png), hash: createHash('sha256').update(png).digest('hex') });
+    const first = await fetched(images, '/photo.jpg');
+    expect(first.bytes).toBe(jpeg.length);
+    const done = await images.process(first.key);
+    const hash = hashOf(jpeg);
+    expect(done).toEqual({ kind: 'stored', check: await checkImage(jpeg), hash, bytes: jpeg.length, renditionBytes: expect.any(Number) });
+    expect(done).toMatchObject({ check: { ok: true, ext: 'jpg', width: 1024, height: 768 } });
+    const store = new DirectoryStore(dir);
+    const read = async (key: string) => Buffer.concat(await (await store.get(key))!.body.toArray());
     const inProcess = await makeRenditions(jpeg);
-    expect(Buffer.isBuffer(renditions.thumb)).toBe(true);
-    expect(renditions.thumb.equals(inProcess.thumb)).toBe(true);
-    expect(renditions.display.equals(inProcess.display)).toBe(true);
+    expect((await read(`${hash}.jpg`)).equals(jpeg)).toBe(true);
+    expect((await read(`${hash}-thumb.webp`)).equals(inProcess.thumb)).toBe(true);
+    expect((await read(`${hash}-display.webp`)).equals(inProcess.display)).toBe(true);
+    expect(done.kind === 'stored' && done.renditionBytes).toBe(inProcess.thumb.length + inProcess.display.length);
+
+    const again = await images.process((await fetched(images, '/same-photo.jpg')).key);
+    expect(again).toEqual({ ...done, kind: 'present' });
+    const other = await images.process((await fetched(images, '/photo.png')).key);
+    expect(other).toMatchObject({ kind: 'stored', hash: hashOf(png), check: { ok: true, ext: 'png' } });
   });
 
-  it('says what is wrong with bytes that are no photo, and fails renditions of a broken one with sharp\'s reason', async () => {
+  it('says what is wrong with an answer that is no photo, a broken photo, an error status or an answer too large; the child stays the same', async () => {
     const images = open();
-    expect((await images.check(Buffer.from('<html>photo removed</html>'))).check).toEqual({
-      ok: false,
+    await images.process((await fetched(images, '/photo.png')).key);
+    const pid = images.pid;
+    expect(await images.process((await fetched(images, '/html.jpg')).key)).toEqual({
+      kind: 'not_image',
       reason: 'not an image (the content is none of JPEG, PNG, WebP, GIF, AVIF)',
     });
-    const truncated = jpeg.subarray(0, Math.floor(jpeg.length / 2));
-    const failure = await images.renditions(truncated).catch((error: Error) => error);
-    expect(failure).toBeInstanceOf(Error);
-    expect(failure).not.toBeInstanceOf(ImageProcessError);
-    // The child is still the same one: a refused photo is an answer, not a crash.
-    const pid = images.pid;
-    await images.check(jpeg);
+    expect(await images.process((await fetched(images, '/truncated.jpg')).key)).toMatchObject({ kind: 'not_image', reason: expect.stringMatching(/^not a readable image \(/) });
+    expect(await images.fetch(request(`${photos.base}/missing.jpg`))).toEqual({ kind: 'status', status: 404 });
+    expect(await images.fetch(request(`${photos.base}/huge.jpg`, 1_000_000))).toEqual({ kind: 'failed', failure: 'too-large', message: 'the answer is larger than 1000000 bytes' });
+    // A refused photo is an answer, not a crash; nothing of the refused ones was stored.
     expect(images.pid).toBe(pid);
+    expect(readdirSync(dir, { recursive: true }).filter((name) => String(name).endsWith('.jpg'))).toEqual([]);
+  });
+
+  it('holds the outbound guard in the child: without OUTBOUND_ALLOW_PRIVATE a loopback address, or a name that resolves to one, is refused', async () => {
+    const images = open({ setup: { policy: outboundPolicy({ allowPrivate: false, isProduction: false }), store: { kind: 'directory', dir } } });
+    const before = photos.hits.get('/photo.jpg') ?? 0;
+    expect(await images.fetch(request(`${photos.base}/photo.jpg`))).toEqual({ kind: 'failed', failure: 'refused', message: `${photos.base}/photo.jpg: 127.0.0.1 is not a public address` });
+    const byName = photos.base.replace('127.0.0.1', 'localhost');
+    expect(await images.fetch(request(`${byName}/photo.jpg`))).toMatchObject({ kind: 'failed', failure: 'refused', message: expect.stringContaining('not a public address') });
+    expect(photos.hits.get('/photo.jpg') ?? 0).toBe(before);
   });
 
   it.runIf(process.platform === 'linux')('runs every thread of the child at the lowest priority, libvips\' and libuv\'s included', async () => {
     const images = open({ schedIdle: false });
-    await images.renditions(jpeg);
+    await images.process((await fetched(images, '/photo.jpg')).key);
     const own = threads(images.pid!);
     // The main thread, V8's, tsx's loader, libuv's pool (where sharp runs) and libvips' own.
     expect(own.length).toBeGreaterThan(4);
@@ -87,9 +140,7 @@ describe('the image process', () => {
 
   it.runIf(CHRT !== null)('runs every thread of the child under SCHED_IDLE where chrt is there, and still answers', async () => {
     const images = open();
-    const { check } = await images.check(jpeg);
-    expect(check.ok).toBe(true);
-    await images.renditions(jpeg);
+    expect(await images.process((await fetched(images, '/photo.jpg')).key)).toMatchObject({ kind: 'stored' });
     const own = threads(images.pid!);
     expect(own.length).toBeGreaterThan(4);
     expect(new Set(own.map((thread) => thread.policy))).toEqual(new Set([SCHED_IDLE]));
@@ -97,49 +148,53 @@ describe('the image process', () => {
     expect(threads(process.pid).map((thread) => thread.policy)).not.toContain(SCHED_IDLE);
   });
 
-  it('fails the job a crashed child was working on, and starts a new child for the next', async () => {
+  it('a crash fails the photo being worked on; the photos being fetched or waiting are lost, not failed; the next job gets a new child', async () => {
     const images = open({ module: MISBEHAVING });
-    await images.check(jpeg);
+    const waiting = await fetched(images, '/photo.png');
+    const crash = await fetched(images, '/crash.jpg');
     const first = images.pid!;
-    const queued = images.check(png);
-    const crash = images.renditions(Buffer.concat([jpeg, CRASH])).catch((error: Error) => error);
-    const after = images.renditions(jpeg);
-    // In order: the queued check is answered by the first child, the crash takes it down, the
-    // renditions after it get a new one.
-    expect((await queued).check).toMatchObject({ ok: true, ext: 'png' });
-    const failure = await crash;
+    const inFlight = images.fetch(request(`${slow.base}/photo.png`)).catch((error: Error) => error);
+    const crashed = images.process(crash.key).catch((error: Error) => error);
+    const after = images.process(waiting.key);
+    const failure = await crashed;
     expect(failure).toBeInstanceOf(ImageProcessError);
     expect(failure).toMatchObject({ failure: 'stopped', message: 'the image process stopped while working on the photo (exit code 3)' });
-    expect((await after).display.length).toBeGreaterThan(0);
+    expect(await inFlight).toMatchObject({ failure: 'lost', message: 'the image process stopped while the photo was being fetched (exit code 3)' });
+    // Its bytes died with the first child: the new one says so, and the photo is simply fetched again.
+    expect(await after).toEqual({ kind: 'lost' });
+    expect(await images.process((await fetched(images, '/photo.png')).key)).toMatchObject({ kind: 'stored' });
     expect(images.pid).not.toBe(first);
     expect(alive(first)).toBe(false);
   });
 
-  it('kills a child that takes longer than the job timeout, fails that job and goes on with a new child', async () => {
+  it('kills a child that takes longer than the job timeout, fails that photo and goes on with a new child', async () => {
     const images = open({ module: MISBEHAVING, jobTimeoutMs: 1_500 });
-    await images.check(jpeg);
+    await images.process((await fetched(images, '/photo.png')).key);
     const stuck = images.pid!;
+    const hang = await fetched(images, '/hang.jpg');
     const started = Date.now();
-    const failure = await images.check(Buffer.concat([jpeg, HANG])).catch((error: Error) => error);
+    const failure = await images.process(hang.key).catch((error: Error) => error);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
     expect(failure).toBeInstanceOf(ImageProcessError);
     expect(failure).toMatchObject({ failure: 'timeout', message: 'the image process took longer than 1.5 s over the photo' });
-    expect((await images.check(jpeg)).check.ok).toBe(true);
+    expect(await images.process((await fetched(images, '/photo.jpg')).key)).toMatchObject({ kind: 'stored' });
     expect(images.pid).not.toBe(stuck);
     expect(alive(stuck)).toBe(false);
   });
 
-  it('close() fails the queued jobs, lets the child exit, and a job after it starts a new child', async () => {
+  it('close() loses the queued photos, lets the child exit, and a job after it starts a new child', async () => {
     const images = open({ module: MISBEHAVING, jobTimeoutMs: 60_000 });
-    await images.check(jpeg);
+    const hang = await fetched(images, '/hang.jpg');
+    const waiting = await fetched(images, '/photo.png');
     const first = images.pid!;
-    const running = images.check(Buffer.concat([jpeg, HANG])).catch((error: Error) => error);
-    const queued = images.check(jpeg).catch((error: Error) => error);
+    const running = images.process(hang.key).catch((error: Error) => error);
+    const queued = images.process(waiting.key).catch((error: Error) => error);
     await images.close();
-    expect(await queued).toMatchObject({ failure: 'stopped', message: 'the image process was closed' });
+    expect(await queued).toMatchObject({ failure: 'lost', message: 'the image process was closed' });
     expect(await running).toMatchObject({ failure: 'stopped' });
     expect(alive(first)).toBe(false);
-    expect((await images.check(png)).check.ok).toBe(true);
+    const next: Fetched = await images.fetch(request(`${photos.base}/photo.png`));
+    expect(next.kind).toBe('fetched');
     expect(images.pid).not.toBe(first);
   });
 });
