@@ -118,6 +118,7 @@ try {
     sqlite: raw,
     postgres: null,
     sqliteCommitThread: null,
+    onClose: () => {},
     isUniqueViolation: isSqliteUniqueViolation,
     ping: async () => {},
     close: () => kysely.destroy(),

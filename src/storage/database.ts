@@ -5,7 +5,6 @@ import type { DatabaseConfig } from '../config.ts';
 import { isPostgresBusy, isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
 import { isSqliteBusy, isSqliteUniqueViolation, openSqlite } from './dialects/sqlite/connection.ts';
 import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES } from './dialects/sqlite/checkpointer.ts';
-import { SqliteSearchCommitThread } from './dialects/sqlite/search-commit-thread.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -25,8 +24,13 @@ export interface Db {
    * it directly (named prepared statements, several searches a transaction). Anything else goes through Kysely.
    */
   readonly postgres: pg.Pool | null;
-  /** SQLite in the server only: the search commit on a thread of its own (dialects/sqlite/search-commit-thread.ts). */
-  readonly sqliteCommitThread: SqliteSearchCommitThread | null;
+  /**
+   * SQLite in the server only: the search commit is to run on a thread of its own, with a
+   * connection of its own (dialects/sqlite/search-commit-thread.ts, which the repositories build).
+   */
+  readonly sqliteCommitThread: { file: string; lockTimeoutMs: number; walRestartBytes: number } | null;
+  /** Runs `close` (first) when the database is closed: what was built on this handle and must stop with it. */
+  onClose(close: () => Promise<void>): void;
   isUniqueViolation(error: unknown): boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -64,14 +68,13 @@ export async function openDatabase(config: DatabaseConfig, options: OpenDatabase
     const kysely = new Kysely<Database>({ dialect });
     const commitThread =
       options.searchCommitThread === true && config.file !== ':memory:'
-        ? new SqliteSearchCommitThread({ file: config.file, lockTimeoutMs: raw.pragma('busy_timeout', { simple: true }) as number, walRestartBytes: WAL_RESTART_BYTES })
+        ? { file: config.file, lockTimeoutMs: raw.pragma('busy_timeout', { simple: true }) as number, walRestartBytes: WAL_RESTART_BYTES }
         : null;
     // The WAL is restarted by its one writer under load: the commit thread when there is one.
     const checkpointer = background
       ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {}), { restartFrames: commitThread ? null : WAL_RESTART_BYTES / SQLITE_PAGE_BYTES })
       : null;
     return handle(kysely, 'sqlite', raw, null, isSqliteUniqueViolation, commitThread, async () => {
-      await commitThread?.close();
       await kysely.destroy();
       await checkpointer?.stop();
     });
@@ -101,9 +104,10 @@ function handle(
   sqlite: BetterSqlite3.Database | null,
   postgres: pg.Pool | null,
   isUniqueViolation: (error: unknown) => boolean,
-  sqliteCommitThread: SqliteSearchCommitThread | null,
+  sqliteCommitThread: Db['sqliteCommitThread'],
   close: () => Promise<void>,
 ): Db {
+  const closers: (() => Promise<void>)[] = [];
   return {
     kysely,
     dialect,
@@ -114,7 +118,13 @@ function handle(
     ping: async () => {
       await sql`select 1`.execute(kysely);
     },
-    close,
+    onClose: (closer) => {
+      closers.push(closer);
+    },
+    close: async () => {
+      for (const closer of closers.splice(0).reverse()) await closer();
+      await close();
+    },
   };
 }
 

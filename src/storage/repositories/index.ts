@@ -17,6 +17,7 @@ import { SearchesRepository } from './searches-repository.ts';
 import { UsageCountersRepository } from './usage-counters-repository.ts';
 import type { SearchCommit, SearchCommitStores } from '../search-commit.ts';
 import { SqliteSearchCommit } from '../dialects/sqlite/search-commit.ts';
+import { SqliteSearchCommitThread } from '../dialects/sqlite/search-commit-thread.ts';
 import { PostgresSearchCommit } from '../dialects/postgres/search-commit.ts';
 import { SettingsRepository } from './settings-repository.ts';
 import { TokensRepository } from './tokens-repository.ts';
@@ -65,6 +66,15 @@ export interface RepositoryOptions {
   queueMediaImages?: boolean;
 }
 
+/** Each dialect's search commit; on SQLite in the server, on a thread of its own (stopped when the database closes). */
+function searchCommitFor(db: Db, ledger: SearchCommitStores): SearchCommit {
+  if (db.dialect === 'postgres') return new PostgresSearchCommit(db, ledger);
+  if (db.sqliteCommitThread === null) return new SqliteSearchCommit(db, ledger);
+  const thread = new SqliteSearchCommitThread(db.sqliteCommitThread);
+  db.onClose(() => thread.close());
+  return thread;
+}
+
 /** What a search's commit writes and reads: its own statements come from these. */
 export function createLedgerStores(db: Db): SearchCommitStores {
   return {
@@ -84,7 +94,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     tokens: new TokensRepository(db),
     lots: new LotsRepository(db, { queueImages: options.queueMediaImages === true }),
     ...ledger,
-    searchCommit: db.dialect === 'sqlite' ? (db.sqliteCommitThread ?? new SqliteSearchCommit(db, ledger)) : new PostgresSearchCommit(db, ledger),
+    searchCommit: searchCommitFor(db, ledger),
     settings: new SettingsRepository(db),
     brands: new BrandsRepository(db),
     passwords: new AccountPasswordsRepository(db),
