@@ -14,7 +14,9 @@ import { Worker } from 'node:worker_threads';
  * holds more than `restartFrames`, the worker follows its PASSIVE checkpoint with a RESTART one,
  * which holds the write lock while it copies the few frames written meanwhile, so that the next
  * writer starts the log over. The server's search commit does not wait for that lock on the event
- * loop (search-commit.ts), and the main connection's journal_size_limit truncates the file back.
+ * loop (search-commit.ts). The file is not cut back: the log is written again from its beginning,
+ * into blocks the file already has (truncating and growing it again cost the writer up to hundreds
+ * of milliseconds on the event loop).
  * With the search commit on a thread of its own, that thread restarts the log itself, between
  * two batches (search-commit-worker.ts).
  */
@@ -42,8 +44,12 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-/** The WAL's size past which it is restarted: 64 MiB. */
-export const WAL_RESTART_BYTES = 64 * 1024 * 1024;
+/**
+ * The WAL's size past which it is restarted: 512 MiB. A restart holds the write lock while it
+ * copies the last frames and syncs the database (tens of milliseconds, during which searches wait
+ * to commit); at 64 MiB that came every 2 s at 1,000 searches a second and set the p99 (docs/benchmarks.md).
+ */
+export const WAL_RESTART_BYTES = 512 * 1024 * 1024;
 export const SQLITE_PAGE_BYTES = 4096;
 
 /**

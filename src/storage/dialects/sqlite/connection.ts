@@ -91,8 +91,6 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
   raw.pragma('cache_size = -65536');
   if (options.backgroundCheckpoint && options.file !== ':memory:') {
     raw.pragma('wal_autocheckpoint = 0');
-    // When the checkpointer has the log start over (checkpointer.ts), the file is cut back to this.
-    raw.pragma('journal_size_limit = 67108864');
   }
   return { dialect: new SqliteDialect({ database: withStatementCache(raw) }), raw };
 }

@@ -16,7 +16,6 @@ const db = await openDatabase({ kind: 'sqlite', file }, { lockTimeoutMs });
 const raw = db.sqlite!;
 // The server's checkpointer copies the log into the database; none inside this thread's commits.
 raw.pragma('wal_autocheckpoint = 0');
-raw.pragma(`journal_size_limit = ${walRestartBytes}`);
 const walFile = `${file}-wal`;
 
 /**
