@@ -16,6 +16,11 @@ const db = await openDatabase({ kind: 'sqlite', file }, { lockTimeoutMs });
 const raw = db.sqlite!;
 // The server's checkpointer copies the log into the database; none inside this thread's commits.
 raw.pragma('wal_autocheckpoint = 0');
+// After a restart the log is written again from its beginning, and the file is cut back to the
+// bound (a few frames past it at most, so cutting is cheap): the file's size then says whether the
+// log has grown past the bound again. Without this the file stays at its largest and every batch
+// would restart the log.
+raw.pragma(`journal_size_limit = ${walRestartBytes}`);
 const walFile = `${file}-wal`;
 
 /**

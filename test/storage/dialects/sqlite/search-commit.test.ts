@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -7,6 +7,7 @@ import { lotJson } from '../../../../src/domain/lot.ts';
 import { migrateToLatest, openDatabase, type Db } from '../../../../src/storage/database.ts';
 import { createRepositories, type Repositories } from '../../../../src/storage/repositories/index.ts';
 import type { SearchToCommit } from '../../../../src/storage/search-commit.ts';
+import { SqliteSearchCommitThread } from '../../../../src/storage/dialects/sqlite/search-commit-thread.ts';
 import { createCustomer, makeLot, principalAt, type Customer } from '../../../support/fixtures.ts';
 import { randomVin } from '../../repositories/helpers.ts';
 
@@ -126,5 +127,44 @@ describe.each([
     expect((failed as { code?: string } | null)?.code).toBe('SQLITE_BUSY');
     expect(performance.now() - started).toBeGreaterThanOrEqual(LOCK_TIMEOUT_MS - 5);
     expect((await repos.searchCommit.commit(await search())).kind).toBe('committed');
+  });
+});
+
+describe('the SQLite search commit thread and its WAL', () => {
+  test('restarts the WAL past its bound between batches, so that steady commits keep it bounded', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'vinhistory-commit-thread-wal-'));
+    const file = path.join(dir, 'db.sqlite');
+    const db = await openDatabase({ kind: 'sqlite', file });
+    try {
+      await migrateToLatest(db);
+      const repos = createRepositories(db);
+      const customer = await createCustomer(repos);
+      const now = new Date();
+      const principal = await principalAt(repos, customer.tokenId, now);
+      const periodStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+      const walRestartBytes = 256 * 1024;
+      const thread = new SqliteSearchCommitThread({ file, lockTimeoutMs: 5000, walRestartBytes });
+      let largest = 0;
+      try {
+        for (let round = 0; round < 40; round++) {
+          const results = await Promise.all(
+            Array.from({ length: 20 }, () => {
+              const vin = randomVin();
+              return thread.commit({ principal, accountId: customer.accountId, tokenId: customer.tokenId, vin, now, periodStart, quota: 1_000_000, lots: [lotJson(makeLot({ vin }))], idempotencyKey: null });
+            }),
+          );
+          expect(results.every((result) => result.kind === 'committed')).toBe(true);
+          largest = Math.max(largest, statSync(`${file}-wal`).size);
+        }
+      } finally {
+        await thread.close();
+      }
+      // 800 searches write several MiB of WAL; restarted past 256 KiB, the file stays near that.
+      expect(largest).toBeLessThan(walRestartBytes + 1024 * 1024);
+      expect(await repos.usageCounters.usedInPeriod(customer.accountId, periodStart)).toBe(800);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
