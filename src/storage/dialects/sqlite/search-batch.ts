@@ -6,6 +6,16 @@ import type { Step } from '../../prepared-query.ts';
 
 export type Outcome = { ok: true; result: CommitResult } | { ok: false; error: unknown };
 
+/** The most searches one transaction takes: bounds how long one commit holds the writer. */
+export const MAX_GROUP_COMMIT = 256;
+
+/** A search waiting for its batch's COMMIT, and how to answer it. */
+export interface PendingSearch {
+  input: SearchToCommit;
+  resolve: (result: CommitResult) => void;
+  reject: (error: unknown) => void;
+}
+
 /** The write lock was held by another connection when the batch began: nothing ran, try again later. */
 export class WriteLockBusy extends Error {
   constructor(cause: unknown) {
@@ -26,6 +36,8 @@ export class WriteLockBusy extends Error {
  */
 export class SqliteSearchBatch {
   private readonly runBatch: (inputs: readonly SearchToCommit[]) => Outcome[];
+  /** How long the connection waits for a lock (its busy timeout): the caller's bound for trying again. */
+  readonly lockTimeoutMs: number;
 
   constructor(
     private readonly raw: BetterSqlite3.Database,
@@ -44,13 +56,14 @@ export class SqliteSearchBatch {
         }
       });
     });
+    this.lockTimeoutMs = Math.trunc(raw.pragma('busy_timeout', { simple: true }) as number);
     if (options.waitForLock) {
       // BEGIN IMMEDIATE: take the write lock up front, so that the busy timeout applies while a CLI
       // import holds it (a deferred BEGIN would fail at once with SQLITE_BUSY on its first write).
       this.runBatch = (inputs) => batch.immediate(inputs);
       return;
     }
-    const lockTimeoutMs = Math.trunc(raw.pragma('busy_timeout', { simple: true }) as number);
+    const restore = `pragma busy_timeout = ${this.lockTimeoutMs}`;
     // Not prepared statements: SQLite applies busy_timeout when the pragma is compiled, so a
     // prepared one run again does not reliably set it again.
     this.runBatch = (inputs) => {
@@ -62,7 +75,7 @@ export class SqliteSearchBatch {
         if (!began && isSqliteBusy(error)) throw new WriteLockBusy(error);
         throw error;
       } finally {
-        raw.exec(`pragma busy_timeout = ${lockTimeoutMs}`);
+        raw.exec(restore);
       }
     };
   }

@@ -1,10 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../../../worker-threads.ts';
 import type { CommitResult, SearchCommit, SearchToCommit } from '../../search-commit.ts';
-import type { Outcome } from './search-batch.ts';
-
-/** The most searches one transaction takes: bounds how long one commit holds the writer. */
-const MAX_GROUP_COMMIT = 256;
+import { MAX_GROUP_COMMIT, type Outcome, type PendingSearch as Pending } from './search-batch.ts';
 
 export interface CommitThreadData {
   file: string;
@@ -48,12 +45,6 @@ export function toWire(outcome: Outcome): WireOutcome {
 
 function fromWire(error: WireError): Error {
   return Object.assign(new Error(error.message), { name: error.name }, error.code === undefined ? {} : { code: error.code });
-}
-
-interface Pending {
-  input: SearchToCommit;
-  resolve: (result: CommitResult) => void;
-  reject: (error: unknown) => void;
 }
 
 /**

@@ -1,19 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { Database } from '../../schema.ts';
-import { SqliteSearchBatch, WriteLockBusy, type Outcome } from './search-batch.ts';
+import { MAX_GROUP_COMMIT, SqliteSearchBatch, WriteLockBusy, type Outcome, type PendingSearch as Pending } from './search-batch.ts';
 import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit } from '../../search-commit.ts';
 
-/** The most searches one transaction takes: bounds how long one commit holds the writer and the event loop. */
-const MAX_GROUP_COMMIT = 256;
 /** Waits between tries for the write lock another connection holds: short at first, at most 20 ms. */
 const LOCK_RETRY_MS = [1, 2, 4, 8, 16, 20];
-
-interface Pending {
-  input: SearchToCommit;
-  resolve: (result: CommitResult) => void;
-  reject: (error: unknown) => void;
-}
 
 /**
  * SQLite: one writer, where a COMMIT costs more than a search's statements. Every search that asks
@@ -38,8 +30,6 @@ export class SqliteSearchCommit implements SearchCommit {
   private readonly batch: SqliteSearchBatch;
   private pending: Pending[] = [];
   private scheduled = false;
-  /** How long a batch may wait for the write lock in all: the connection's busy timeout. */
-  private readonly lockTimeoutMs: number;
   /** When the batch now waiting for the write lock first found it held, and how many times. */
   private lockWait: { since: number; tries: number } | null = null;
 
@@ -47,7 +37,6 @@ export class SqliteSearchCommit implements SearchCommit {
     if (db.sqlite === null) throw new Error('SqliteSearchCommit needs a SQLite database');
     this.kysely = db.kysely;
     this.batch = new SqliteSearchBatch(db.sqlite, new SearchUnit(db, stores), { waitForLock: false });
-    this.lockTimeoutMs = db.sqlite.pragma('busy_timeout', { simple: true }) as number;
   }
 
   commit(input: SearchToCommit): Promise<CommitResult> {
@@ -120,9 +109,9 @@ export class SqliteSearchCommit implements SearchCommit {
   private nextLockRetry(group: Pending[]): number | null {
     const now = Date.now();
     const wait = (this.lockWait ??= { since: now, tries: 0 });
-    if (now - wait.since >= this.lockTimeoutMs) {
+    if (now - wait.since >= this.batch.lockTimeoutMs) {
       this.lockWait = null;
-      const error = Object.assign(new Error(`database is locked: the write lock was held for more than ${this.lockTimeoutMs} ms`), { code: 'SQLITE_BUSY' });
+      const error = Object.assign(new Error(`database is locked: the write lock was held for more than ${this.batch.lockTimeoutMs} ms`), { code: 'SQLITE_BUSY' });
       for (const item of group) item.reject(error);
       return null;
     }
