@@ -40,6 +40,7 @@ const USAGE = `usage: npm run bench:media -- [options]
   --duration S      seconds of each idle window: one before each round and one after the last (default 8)
   --rounds N        the photos are queued in N rounds, an idle window before each (default 4)
   --concurrency N   MEDIA_CONCURRENCY of the server (default 8)
+  --image-share F   MEDIA_IMAGE_SHARE of the server, 0.01 to 1 (default: the server's, 0.5)
   --slice S         seconds of each slice of the archiving run, whose worst p99 is shown beside
                     the whole run's (default 2)
   --profile         profile the server's own process (node --cpu-prof) and print where its CPU
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
       rate: { type: 'string', default: '200' },
       duration: { type: 'string', default: '8' },
       concurrency: { type: 'string', default: '8' },
+      'image-share': { type: 'string' },
       slice: { type: 'string', default: '2' },
       rounds: { type: 'string', default: '4' },
       'server-root': { type: 'string' },
@@ -86,6 +88,8 @@ async function main(): Promise<void> {
     rate: Number(values.rate),
     duration: Number(values.duration),
     concurrency: Number(values.concurrency),
+    // The server's own default when not given: the shell's MEDIA_IMAGE_SHARE must not decide a run.
+    imageShare: values['image-share'] ?? String(loadConfig({}).media.imageShare),
     slice: Number(values.slice),
     rounds: Number(values.rounds),
     serverRoot: values['server-root'] ? path.resolve(values['server-root']) : REPO_ROOT,
@@ -114,6 +118,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     MEDIA_ARCHIVE: 'directory',
     MEDIA_CONCURRENCY: String(settings.concurrency),
+    MEDIA_IMAGE_SHARE: settings.imageShare,
     MEDIA_HOST_CONCURRENCY: String(settings.concurrency),
     OUTBOUND_ALLOW_PRIVATE: 'true',
   };
@@ -258,7 +263,7 @@ async function main(): Promise<void> {
     '| figure | value |',
     '|---|---|',
     `| photos archived (fetch, check, 2 renditions, store) | ${status.archived} of ${settings.photos} (${status.failed + status.retrying} failed), ${(photoBytes / settings.photos / 1024).toFixed(0)} KiB each on average |`,
-    `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all, in ${rounds} rounds) |`,
+    `| photos archived per second (MEDIA_CONCURRENCY=${settings.concurrency}, MEDIA_IMAGE_SHARE=${settings.imageShare}) | **${(status.archived / archiveSeconds).toFixed(1)}** (${archiveSeconds.toFixed(1)} s for all, in ${rounds} rounds) |`,
     `| server CPU per photo archived (the searches' share taken out) | ${cpuPerPhotoMs.toFixed(0)} ms: at most ${(1000 / cpuPerPhotoMs).toFixed(1)} photos/s per core; ${ownCpuPerPhotoMs.toFixed(1)} ms of it in the server's own process |`,
     `| photos' waits for a late event loop (the archive yielding, summed over photos waiting side by side) | ${pausedSeconds === null ? 'n/a (a server without the pacer)' : `${pausedSeconds.toFixed(1)} s`} |`,
     `| stored per photo (original + renditions) | ${(status.bytes / Math.max(1, status.objects) / 1024).toFixed(0)} KiB |`,

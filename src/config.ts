@@ -76,6 +76,11 @@ const EnvSchema = Type.Object({
   MEDIA_HOST_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,2}$', default: '2' }),
   /** The largest photo fetched, in bytes: a larger answer fails as too large. */
   MEDIA_MAX_BYTES: Type.String({ pattern: '^[1-9][0-9]{3,9}$', default: '15728640' }),
+  /**
+   * The most of the time the archive's image process may spend on photos (0.01 to 1): after a photo
+   * that took t, the next waits t × (1/share − 1). Searches' p99 while archiving (docs/media.md).
+   */
+  MEDIA_IMAGE_SHARE: Type.String({ pattern: '^(0?\\.(0[1-9]|[1-9][0-9]?)|1(\\.0{1,2})?)$', default: '0.5' }),
   S3_BUCKET: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' })),
   /** An S3-compatible service other than AWS (MinIO, R2, B2): its base URL. */
   S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+/?$' })),
@@ -129,6 +134,8 @@ export interface MediaConfig {
   readonly concurrency: number;
   readonly hostConcurrency: number;
   readonly maxBytes: number;
+  /** The most of the time the image process may spend on photos. */
+  readonly imageShare: number;
 }
 
 export interface Config {
@@ -205,6 +212,7 @@ const HINTS: Record<string, string> = {
   MEDIA_CONCURRENCY: 'a whole number from 1 to 999',
   MEDIA_HOST_CONCURRENCY: 'a whole number from 1 to 999',
   MEDIA_MAX_BYTES: 'a whole number of bytes from 1000 to 9999999999',
+  MEDIA_IMAGE_SHARE: 'a fraction from 0.01 to 1 (two decimals at most)',
   S3_BUCKET: 'an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)',
   S3_ENDPOINT: 'the base URL of an S3-compatible service, such as https://s3.example.com',
   S3_FORCE_PATH_STYLE: 'true or false',
@@ -290,6 +298,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       concurrency: Number(env.MEDIA_CONCURRENCY),
       hostConcurrency: Number(env.MEDIA_HOST_CONCURRENCY),
       maxBytes: Number(env.MEDIA_MAX_BYTES),
+      imageShare: Number(env.MEDIA_IMAGE_SHARE),
     }),
     seller: Object.freeze({
       name: multiline(env.SELLER_NAME),

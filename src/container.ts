@@ -158,6 +158,7 @@ export function createContainer(options: ContainerOptions): Container {
     concurrency: config.media.concurrency,
     hostConcurrency: config.media.hostConcurrency,
     maxBytes: config.media.maxBytes,
+    imageShare: config.media.imageShare,
   });
 
   const apiTokens = new ApiTokenService(repos, metrics);

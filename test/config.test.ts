@@ -145,7 +145,8 @@ describe('loadConfig', () => {
   });
 
   test('photo archive: off by default; a directory under DATA_DIR or MEDIA_DIR; an S3 bucket with its settings', () => {
-    expect(loadConfig({}).media).toEqual({ store: null, concurrency: 8, hostConcurrency: 2, maxBytes: 15 * 1024 * 1024 });
+    expect(loadConfig({}).media).toEqual({ store: null, concurrency: 8, hostConcurrency: 2, maxBytes: 15 * 1024 * 1024, imageShare: 0.5 });
+    for (const [given, share] of [['1', 1], ['0.25', 0.25], ['.05', 0.05], ['1.00', 1]] as const) expect(loadConfig({ MEDIA_IMAGE_SHARE: given }).media.imageShare).toBe(share);
     expect(loadConfig({ MEDIA_ARCHIVE: 'directory', DATA_DIR: '/srv/vh' }).media.store).toEqual({ kind: 'directory', dir: '/srv/vh/media' });
     expect(loadConfig({ MEDIA_ARCHIVE: 'directory', MEDIA_DIR: '/photos' }).media.store).toEqual({ kind: 'directory', dir: '/photos' });
     const s3 = loadConfig({
@@ -181,6 +182,7 @@ describe('loadConfig', () => {
     expect(problemsOf({ S3_ENDPOINT: 's3.example.com' })[0]).toMatch(/^S3_ENDPOINT=/);
     expect(problemsOf({ MEDIA_CONCURRENCY: '0' })[0]).toMatch(/^MEDIA_CONCURRENCY=/);
     expect(problemsOf({ MEDIA_MAX_BYTES: '12' })[0]).toMatch(/^MEDIA_MAX_BYTES=/);
+    for (const share of ['0', '0.0', '1.5', '2', 'half', '0.001']) expect(problemsOf({ MEDIA_IMAGE_SHARE: share })[0]).toMatch(/^MEDIA_IMAGE_SHARE=.*a fraction from 0.01 to 1/);
     expect(problemsOf({ S3_PREFIX: '/abs' })[0]).toMatch(/^S3_PREFIX=/);
   });
 });

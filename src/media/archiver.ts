@@ -31,6 +31,8 @@ export interface ArchiverOptions {
   hostConcurrency: number;
   /** The largest photo fetched. */
   maxBytes: number;
+  /** The most of the time the image process may spend on photos (image-process.ts); 1 unless given. */
+  imageShare?: number;
   /** For one fetch, redirects included. */
   fetchTimeoutMs?: number;
   /** How long a claim is this archiver's; past it another may take the image (this one died). */
@@ -79,7 +81,7 @@ export class MediaArchiver {
   constructor(private readonly options: ArchiverOptions) {
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.now = options.now ?? (() => new Date());
-    this.images = options.images ?? new ImageProcess({ setup: options.setup });
+    this.images = options.images ?? new ImageProcess({ setup: options.setup, share: options.imageShare });
   }
 
   /** Runs in the background until stop(): what `vinhistory serve` does with the archive on. */

@@ -24,6 +24,8 @@ export interface MediaServiceOptions {
   concurrency: number;
   hostConcurrency: number;
   maxBytes: number;
+  /** The most of the time the image process may spend on photos (image-process.ts). */
+  imageShare: number;
 }
 
 /** A photo of the report page: the thumbnail shown, the full image it opens. */
@@ -124,9 +126,9 @@ export class MediaService {
   createArchiver(
     overrides: Partial<Pick<ArchiverOptions, 'concurrency' | 'hostConcurrency' | 'idleMs' | 'retry' | 'now' | 'fetchTimeoutMs' | 'leaseMs' | 'images' | 'pacing'>> = {},
   ): MediaArchiver | null {
-    const { storeConfig, repo, metrics, log, concurrency, hostConcurrency, maxBytes } = this.options;
+    const { storeConfig, repo, metrics, log, concurrency, hostConcurrency, maxBytes, imageShare } = this.options;
     if (!storeConfig) return null;
-    return new MediaArchiver({ repo, setup: this.imageSetup()!, metrics, log: log.child({ component: 'media-archiver' }), concurrency, hostConcurrency, maxBytes, ...overrides });
+    return new MediaArchiver({ repo, setup: this.imageSetup()!, metrics, log: log.child({ component: 'media-archiver' }), concurrency, hostConcurrency, maxBytes, imageShare, ...overrides });
   }
 
   /** What the archive's image process needs (an archiver's own ImageProcess, in tests); null with the archive off. */

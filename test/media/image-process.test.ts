@@ -197,4 +197,29 @@ describe('the image process', () => {
     expect(next.kind).toBe('fetched');
     expect(images.pid).not.toBe(first);
   });
+  it('with a share below 1 rests after each photo: the next starts only after the work times (1/share - 1)', async () => {
+    const images = open({ share: 0.25 });
+    const [a, b] = [await fetched(images, '/photo.jpg'), await fetched(images, '/photo.png')];
+    const start = performance.now();
+    const answered: number[] = [];
+    await Promise.all([a, b].map((photo) => images.process(photo.key).then(() => answered.push(performance.now()))));
+    const firstWork = answered[0]! - start;
+    // Rest after the first: 3 times its work; the second's own work comes on top.
+    expect(answered[1]! - answered[0]!).toBeGreaterThanOrEqual(3 * firstWork - 5);
+  });
+
+  it('close() during a rest loses the waiting photo at once', async () => {
+    const images = open({ share: 0.01 });
+    const [a, b] = [await fetched(images, '/photo.jpg'), await fetched(images, '/photo.png')];
+    await images.process(a.key);
+    const waiting = images.process(b.key).catch((error: Error) => error);
+    const closing = performance.now();
+    await images.close();
+    expect(await waiting).toMatchObject({ failure: 'lost', message: 'the image process was closed' });
+    expect(performance.now() - closing).toBeLessThan(5_000);
+  });
+
+  it('refuses a share that is not above 0 and at most 1', () => {
+    for (const share of [0, -0.5, 1.5, Number.NaN]) expect(() => open({ share })).toThrow(RangeError);
+  });
 });

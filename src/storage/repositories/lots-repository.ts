@@ -6,7 +6,7 @@ import { lotFromRow, type LotUpsertStatus } from './lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from '../dialects/sqlite/lots-upsert.ts';
 import { upsertLotsPostgres } from '../dialects/postgres/lots-upsert.ts';
-import { lotsJsonByVinSqlite } from '../dialects/sqlite/lot-json.ts';
+import { lotsJsonByVinSqlite, withImages } from '../dialects/sqlite/lot-json.ts';
 import { lotsJsonByVinsPostgres } from '../dialects/postgres/lot-json.ts';
 import { BatchedReads } from '../dialects/postgres/batched-reads.ts';
 import { findBatchWatchers, recordLotEvents } from './lot-events.ts';
@@ -57,7 +57,7 @@ export class LotsRepository {
     this.byVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => k.selectFrom('lots').selectAll().where('vin', '=', p.vin));
     if (db.dialect === 'sqlite') {
       const jsonByVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => lotsJsonByVinSqlite(k, p.vin));
-      this.jsonByVin = (vin) => jsonByVin.run(db, { vin });
+      this.jsonByVin = async (vin) => (await jsonByVin.run(db, { vin })).map(withImages);
     } else {
       // PostgreSQL: the lots of the VINs asked for in one turn of the event loop, in one statement.
       const jsonByVins = new PreparedQuery(k, ['vins'], (p: { vins: string[] }) => lotsJsonByVinsPostgres(k, p.vins));

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
  * auto-checkpoint threshold, which stalls the event loop for milliseconds every few hundred
  * searches. The server turns auto-checkpoints off on its connection and runs them here instead:
  * a worker thread with a connection of its own checkpoints PASSIVE-ly (never blocking writers)
- * once a second, and truncates the log when the server shuts down.
+ * every CHECKPOINT_INTERVAL_MS, and truncates the log when the server shuts down.
  *
  * Under steady writes a PASSIVE checkpoint never catches up with the last frame (commits land
  * while it syncs), and the log only starts over from its beginning once one has: the WAL grew
@@ -53,13 +53,23 @@ export const WAL_RESTART_BYTES = 512 * 1024 * 1024;
 export const SQLITE_PAGE_BYTES = 4096;
 
 /**
+ * How often the worker checkpoints: every 100 ms. A checkpoint ends with an fsync of the database
+ * file, and the server's own writes wait on the disk meanwhile; ten times a second each fsync
+ * carries a tenth of the pages. On 100k lots the p99 at 1,000 searches/s was 4.2-9.5 ms in nine
+ * runs of ten at 100 ms against 5.9-11.1 (and one 50 ms) at one second; on a 1M database in the
+ * page cache the two were alike (docs/benchmarks.md, issue 10, third round). A checkpoint with
+ * nothing new to copy does nothing.
+ */
+export const CHECKPOINT_INTERVAL_MS = 100;
+
+/**
  * `restartFrames`: the log's length (frames) past which the checkpointer restarts it; null when
  * another writer does (the search commit thread, search-commit-worker.ts).
  */
 export function startCheckpointer(
   file: string,
   onError: (message: string) => void,
-  { intervalMs = 1000, restartFrames = WAL_RESTART_BYTES / SQLITE_PAGE_BYTES }: { intervalMs?: number; restartFrames?: number | null } = {},
+  { intervalMs = CHECKPOINT_INTERVAL_MS, restartFrames = WAL_RESTART_BYTES / SQLITE_PAGE_BYTES }: { intervalMs?: number; restartFrames?: number | null } = {},
 ): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs, restartFrames } });

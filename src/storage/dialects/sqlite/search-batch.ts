@@ -23,11 +23,20 @@ export class WriteLockBusy extends Error {
   }
 }
 
+/** A unit threw in a batch run without savepoints: the batch is rolled back and run again with them. */
+class UnitFailed {
+  constructor(readonly error: unknown) {}
+}
+
 /**
- * Searches' units of work in one SQLite transaction, synchronously on better-sqlite3: each unit in
- * a savepoint of its own (a unit that throws rolls back alone and takes no other with it), one
- * COMMIT for all. The statements are prepared once from the Kysely-built SQL the repositories hold
- * (direct-statements.ts): an async driver hop per statement cost more than the statement.
+ * Searches' units of work in one SQLite transaction, synchronously on better-sqlite3, one COMMIT
+ * for all. A unit that throws rolls back alone and takes no other with it: the units first run one
+ * after another with nothing around each, and only when one throws is the transaction rolled back
+ * and run again with each unit in a savepoint of its own. Units do not throw but for a fault (a
+ * constraint a bug broke, a full disk), and a SAVEPOINT and RELEASE around every unit cost a
+ * search 5 µs (docs/benchmarks.md, issue 10). The statements are prepared once from the
+ * Kysely-built SQL the repositories hold (direct-statements.ts): an async driver hop per statement
+ * cost more than the statement.
  *
  * `waitForLock: false` (on the event loop): BEGIN IMMEDIATE is tried with no busy timeout and a
  * held write lock throws WriteLockBusy before anything ran, for the caller to try again on a timer;
@@ -46,21 +55,37 @@ export class SqliteSearchBatch {
   ) {
     const runUnit = raw.transaction((input: SearchToCommit) => this.runSteps(input));
     let began = false;
-    const batch = raw.transaction((inputs: readonly SearchToCommit[]) => {
+    /**
+     * Every unit in one transaction: `alone`, each in its own savepoint, a failing one answered
+     * with its error; otherwise with nothing around each, a failing one rolling the whole back.
+     */
+    const runAll = raw.transaction((inputs: readonly SearchToCommit[], alone: boolean) => {
       began = true;
       return inputs.map((input): Outcome => {
         try {
-          return { ok: true, result: runUnit(input) };
+          return { ok: true, result: alone ? runUnit(input) : this.runSteps(input) };
         } catch (error) {
+          if (!alone) throw new UnitFailed(error);
           return { ok: false, error };
         }
       });
     });
+    const immediate = (inputs: readonly SearchToCommit[]): Outcome[] => {
+      try {
+        return runAll.immediate(inputs, false);
+      } catch (failure) {
+        if (!(failure instanceof UnitFailed)) throw failure;
+        // Rolled back whole: nothing of it was written. One unit alone fails alone as it is.
+        if (inputs.length === 1) return [{ ok: false, error: failure.error }];
+        began = false;
+        return runAll.immediate(inputs, true);
+      }
+    };
     this.lockTimeoutMs = Math.trunc(raw.pragma('busy_timeout', { simple: true }) as number);
     if (options.waitForLock) {
       // BEGIN IMMEDIATE: take the write lock up front, so that the busy timeout applies while a CLI
       // import holds it (a deferred BEGIN would fail at once with SQLITE_BUSY on its first write).
-      this.runBatch = (inputs) => batch.immediate(inputs);
+      this.runBatch = immediate;
       return;
     }
     const restore = `pragma busy_timeout = ${this.lockTimeoutMs}`;
@@ -70,7 +95,7 @@ export class SqliteSearchBatch {
       began = false;
       raw.exec('pragma busy_timeout = 0');
       try {
-        return batch.immediate(inputs);
+        return immediate(inputs);
       } catch (error) {
         if (!began && isSqliteBusy(error)) throw new WriteLockBusy(error);
         throw error;
