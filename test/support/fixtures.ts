@@ -10,6 +10,10 @@ export function validVin(stem = '1HGCM82633A00435'): string {
   return `${draft.slice(0, 8)}${computeCheckDigit(draft)}${draft.slice(9)}`;
 }
 
+// Consecutive from a random start: two lots of one process never share an id, as independent random
+// ids could (the second would replace the first on import and the test would fail by chance).
+let nextLotId = 10_000_000 + Math.floor(Math.random() * 80_000_000);
+
 /** A lot with every field null except the identity, overridden as the test needs. */
 export function makeLot(overrides: Partial<Lot> & Pick<Lot, 'vin'>): Lot {
   const lot = {} as Record<string, unknown>;
@@ -17,7 +21,7 @@ export function makeLot(overrides: Partial<Lot> & Pick<Lot, 'vin'>): Lot {
   return {
     ...(lot as Lot),
     auction: 'copart',
-    lot_id: Math.floor(Math.random() * 90_000_000) + 10_000_000,
+    lot_id: nextLotId++,
     images: [],
     ...overrides,
   };
