@@ -40,6 +40,11 @@ const USAGE = `usage: npm run bench:search -- [options]
   --write           write the figures into docs/benchmarks.md (otherwise only print them)
   --data-dir DIR    keep the database in DIR and reuse it when it already holds --lots lots
                     (10,000,000 lots take minutes to load: load once, measure several times)
+  --lean            also measure the leanest server of the same contract (bench/lean-search-server.ts)
+                    on the same database in the same run: the premise check of the 0.3 target;
+                    and the same server writing nothing, for what the commit costs
+  --lean-steps      with --lean: also the lean server stopping its commit after each step
+                    (the principal re-check, the counter, the report), one closed run each
   --profile         profile the real server's CPU (node --cpu-prof) and print where it goes;
                     slows the server, so it cannot be combined with --write
   --scale-out       the same searches on PostgreSQL + Redis, with the Redis rate limiter and
@@ -52,6 +57,8 @@ const USAGE = `usage: npm run bench:search -- [options]
 
 interface Settings extends LoadSettings {
   write: boolean;
+  lean: boolean;
+  leanSteps: boolean;
   dataDir: string | null;
   profile: boolean;
 }
@@ -62,6 +69,8 @@ function parseSettings(argv: string[]): Settings {
     options: {
       ...LOAD_OPTIONS,
       write: { type: 'boolean', default: false },
+      lean: { type: 'boolean', default: false },
+      'lean-steps': { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
       profile: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -75,9 +84,12 @@ function parseSettings(argv: string[]): Settings {
   const settings: Settings = {
     ...loadSettings(values),
     write: values.write,
+    lean: values.lean,
+    leanSteps: values['lean-steps'],
     dataDir: values['data-dir'] === undefined ? null : path.resolve(values['data-dir']),
     profile: values.profile,
   };
+  if (settings.leanSteps && !settings.lean) throw new UsageError('--lean-steps goes with --lean');
   if (settings.write && settings.profile) throw new UsageError('--profile slows the server down: its figures must not go into the docs (drop --write)');
   return settings;
 }
@@ -160,17 +172,12 @@ async function main(): Promise<void> {
     await startMeter();
     return pacedLoad({ host: HOST, port: serverPort, rate: settings.rate, durationSeconds: settings.duration, path: randomPath, headers });
   });
-  if (paced.result.non2xx > 0 || paced.result.errors > 0) {
-    throw new Error(
-      `the fixed-rate run got ${paced.result.non2xx} non-2xx answers ${JSON.stringify(paced.result.statusCodes)} and ${paced.result.errors} errors ` +
-        `(${paced.result.errorMessages.join('; ')}). The server said:\n${server.recentOutput || '(nothing)'}`,
-    );
-  }
-
-  await ceiling.stop();
+  checkedPaced('the server', server, paced.result);
   await server.stop();
+  const lean = settings.lean ? await measureLean({ dataDir, loadOptions, rate: settings.rate, duration: settings.duration, headers, randomPath, real: body, steps: settings.leanSteps }) : null;
+  await ceiling.stop();
 
-  const markdown = renderMarkdown({ settings, command, loadSeconds, databaseBytes, vinCount: vins.length, bodyBytes: Buffer.byteLength(body), real, top, paced });
+  const markdown = renderMarkdown({ settings, command, loadSeconds, databaseBytes, vinCount: vins.length, bodyBytes: Buffer.byteLength(body), real, top, paced, lean });
   process.stdout.write(`\n${markdown}\n`);
 
   if (profileDir) {
@@ -185,6 +192,86 @@ async function main(): Promise<void> {
   if (settings.write) {
     await replaceDocSection(DOC_FILE, 'search', '## Latest figures: search', markdown);
     log(`wrote the figures into ${path.relative(process.cwd(), DOC_FILE)}`);
+  }
+}
+
+/**
+ * The lean server of the same contract (bench/lean-search-server.ts) on the same database, after
+ * the real server has stopped: its answer checked against the real one's for the same VIN, then
+ * the same closed load and the same fixed rate.
+ */
+async function measureLean(options: {
+  dataDir: string;
+  loadOptions: Omit<Parameters<typeof measureThroughput>[0], 'url' | 'onMeasuredRunStart'>;
+  rate: number;
+  duration: number;
+  headers: Record<string, string>;
+  randomPath: () => string;
+  real: string;
+  steps: boolean;
+}): Promise<LeanFigures> {
+  const runs: LeanRun[] = [await runLean(options, 'all', false), await runLean(options, 'all', true)];
+  for (const commit of options.steps ? LEAN_STEPS.slice(1) : (['none'] as const)) runs.push(await runLean(options, commit, false));
+  return { runs };
+}
+
+/** The lean server's commit levels, from the whole contract down to no transaction at all. */
+const LEAN_STEPS = ['all', 'report', 'counter', 'recheck', 'none'] as const;
+type LeanCommit = (typeof LEAN_STEPS)[number];
+const LEAN_LABELS: Record<LeanCommit, string> = {
+  all: 'lean server of the same contract',
+  report: 'lean, commit up to the report (not the contract)',
+  counter: 'lean, commit up to the counter (not the contract)',
+  recheck: 'lean, commit of the re-check only (not the contract)',
+  none: 'lean server writing nothing (not the contract)',
+};
+
+/** The label of a lean run in the table. */
+const leanLabel = (run: Pick<LeanRun, 'commit' | 'thread'>) => (run.thread ? 'lean, lots read and commit on a second thread' : LEAN_LABELS[run.commit]);
+
+async function runLean(options: Parameters<typeof measureLean>[0], commit: LeanCommit, thread: boolean): Promise<LeanRun> {
+  const port = await freePort();
+  const url = `http://${HOST}:${port}`;
+  const real = JSON.parse(options.real) as { vin: string; lots: unknown[]; report_url: string };
+  log(`starting the lean server on ${url}, commit: ${commit}${thread ? ', on a thread' : ''}`);
+  const lean = Child.start(
+    'the lean server',
+    [
+      'bin/run-ts.js',
+      'bench/lean-search-server.ts',
+      ...['--port', String(port), '--host', HOST, '--data-dir', options.dataDir, '--base-url', new URL(real.report_url).origin],
+      ...['--commit', commit],
+      ...(thread ? ['--thread'] : []),
+    ],
+    { cwd: REPO_ROOT, env: { ...process.env, NODE_ENV: 'production' } },
+  );
+  children.push(lean);
+  try {
+    await waitUntilReady(lean, `${url}/api/v1/search?vin=${real.vin}`, { headers: options.headers });
+    // The same lots, the same size: a lean server that answered less would measure less.
+    const response = await fetch(`${url}/api/v1/search?vin=${real.vin}`, { headers: options.headers });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`the lean server answered ${response.status}: ${text.slice(0, 300)}`);
+    const answer = JSON.parse(text) as typeof real;
+    if (JSON.stringify(answer.lots) !== JSON.stringify(real.lots) || text.length !== options.real.length) {
+      throw new Error(`the lean server's answer differs from the real one's for ${real.vin}:\n${text.slice(0, 300)}\n${options.real.slice(0, 300)}`);
+    }
+    log(`${leanLabel({ commit, thread })}: the same closed load`);
+    const before = await leanStats(url);
+    const top = await withCpu(lean, (onMeasuredRunStart) => measureThroughput({ url, ...options.loadOptions, onMeasuredRunStart }));
+    checked('the lean server', lean, top.result);
+    const after = await leanStats(url);
+    const groupCommit = (after.searches - before.searches) / Math.max(1, after.transactions - before.transactions);
+    if (commit !== 'all') return { commit, thread, top, paced: null, groupCommit };
+    log(`lean server at a fixed ${int.format(options.rate)} req/s for ${options.duration} s`);
+    const paced = await withCpu(lean, async (startMeter) => {
+      await startMeter();
+      return pacedLoad({ host: HOST, port, rate: options.rate, durationSeconds: options.duration, path: options.randomPath, headers: options.headers });
+    });
+    checkedPaced('the lean server', lean, paced.result);
+    return { commit, thread, top, paced, groupCommit };
+  } finally {
+    await lean.stop();
   }
 }
 
@@ -212,6 +299,15 @@ function checked(name: string, child: Child, result: ThroughputResult): Throughp
   return result;
 }
 
+function checkedPaced(name: string, child: Child, result: PacedLoadResult): void {
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(
+      `the fixed-rate run of ${name} got ${result.non2xx} non-2xx answers ${JSON.stringify(result.statusCodes)} and ${result.errors} errors ` +
+        `(${result.errorMessages.join('; ')}). It said:\n${child.recentOutput || '(nothing)'}`,
+    );
+  }
+}
+
 interface Figures {
   settings: Settings;
   command: string;
@@ -223,6 +319,26 @@ interface Figures {
   real: Measured<ThroughputResult>;
   top: Measured<ThroughputResult>;
   paced: Measured<PacedLoadResult>;
+  lean: LeanFigures | null;
+}
+
+/** The lean server: the whole contract (closed load and fixed rate), then its commit cut short (closed load). */
+interface LeanFigures {
+  runs: LeanRun[];
+}
+
+interface LeanRun {
+  commit: LeanCommit;
+  /** The lots read and the commit on a thread of their own (lean-search-server.ts --thread). */
+  thread: boolean;
+  top: Measured<ThroughputResult>;
+  paced: Measured<PacedLoadResult> | null;
+  /** Searches per transaction (the warm-up and the measured run). */
+  groupCommit: number;
+}
+
+async function leanStats(url: string): Promise<{ transactions: number; searches: number }> {
+  return (await (await fetch(`${url}/stats`)).json()) as { transactions: number; searches: number };
 }
 
 function renderMarkdown(figures: Figures): string {
@@ -255,12 +371,43 @@ function renderMarkdown(figures: Figures): string {
     row('server: `GET /api/v1/search`', closed, real.requestsPerSecond, real.latency, real.bytesPerResponse, figures.real.cores, real.non2xx),
     row('ceiling: bare Fastify, same body', closed, top.requestsPerSecond, top.latency, top.bytesPerResponse, figures.top.cores, top.non2xx),
     row('server at a fixed rate', `${int.format(settings.rate)} req/s evenly spaced, ${settings.duration} s`, paced.achievedRate, paced.latency, null, figures.paced.cores, paced.non2xx),
+    ...(figures.lean?.runs ?? []).flatMap((run) => [
+      row(leanLabel(run), closed, run.top.result.requestsPerSecond, run.top.result.latency, run.top.result.bytesPerResponse, run.top.cores, run.top.result.non2xx),
+      ...(run.paced === null
+        ? []
+        : [row(`${leanLabel(run)}, at a fixed rate`, `${int.format(settings.rate)} req/s evenly spaced, ${settings.duration} s`, run.paced.result.achievedRate, run.paced.result.latency, null, run.paced.cores, run.paced.result.non2xx)]),
+    ]),
     '',
     `- Server CPU per search: ${cpuPerRequest(figures.real.cores, real.requestsPerSecond)} under the closed load, ${cpuPerRequest(figures.paced.cores, paced.achievedRate)} at the fixed rate; the ceiling's per request: ${cpuPerRequest(figures.top.cores, top.requestsPerSecond)}.`,
     `- Throughput: the server does ${(ratio * 100).toFixed(0)}% of the ceiling (target at least ${TARGET_RATIO * 100}%): **${ratio >= TARGET_RATIO ? 'met' : 'missed'}**.`,
+    ...(figures.lean === null ? [] : leanSummary(figures.lean, real.requestsPerSecond, top.requestsPerSecond)),
     `- Latency at ${int.format(settings.rate)} req/s: p99 ${ms(paced.latency.p99)} ms (target under ${TARGET_P99_MS} ms${settings.rate === 1000 ? '' : ' at 1,000 req/s'})` +
       `${sustained ? '' : `, and only ${int.format(paced.achievedRate)} req/s were answered`}: **${latencyMet ? 'met' : 'missed'}**.`,
   ].join('\n');
+}
+
+/** The lean runs against the ceiling and the server, and what each step of the commit costs it. */
+function leanSummary(lean: LeanFigures, realPerSecond: number, ceilingPerSecond: number): string[] {
+  const pct = (value: number) => `${(value * 100).toFixed(0)}%`;
+  const lines = lean.runs.map(
+    (run) =>
+      `- ${leanLabel(run).replace(/^lean/, 'Lean')}: ${pct(run.top.result.requestsPerSecond / ceilingPerSecond)} of the ceiling, ` +
+      `${cpuPerRequest(run.top.cores, run.top.result.requestsPerSecond)} of CPU per search` +
+      (run.commit === 'none' ? '' : `, ${run.groupCommit.toFixed(1)} searches per transaction`) +
+      (run.commit === 'all' ? `; the server does ${pct(realPerSecond / run.top.result.requestsPerSecond)} of it.` : '.'),
+  );
+  const steps = lean.runs.filter((run) => !run.thread);
+  for (const [n, run] of steps.entries()) {
+    const next = steps[n + 1];
+    if (next !== undefined) lines.push(`- Commit step \`${run.commit}\` over \`${next.commit}\`: ${cpuDifference(run.top, next.top)} a search.`);
+  }
+  return lines;
+}
+
+/** The difference in CPU per request between two closed-load runs, in µs. */
+function cpuDifference(a: Measured<ThroughputResult>, b: Measured<ThroughputResult>): string {
+  if (a.cores === null || b.cores === null) return 'n/a';
+  return `${int.format((a.cores / a.result.requestsPerSecond - b.cores / b.result.requestsPerSecond) * 1e6)} µs`;
 }
 
 /** CPU time per request in µs, from the cores used and the requests answered per second. */

@@ -1,0 +1,124 @@
+/**
+ * The lean server's storage (bench/lean-search-server.ts): the real server's statements, prepared
+ * once on better-sqlite3, run the leanest way. Used on the event loop, or inside the lean server's
+ * store thread (lean-store-worker.ts), which then reads the lots too.
+ */
+import { randomUUID } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import { compareLotsNewestFirst } from '../../src/domain/lot.ts';
+import { newSortableId } from '../../src/domain/ids.ts';
+import type { ActivePrincipal } from '../../src/domain/principal.ts';
+import type { Db } from '../../src/storage/database.ts';
+import { lotsJsonByVinSqlite } from '../../src/storage/dialects/sqlite/lot-json.ts';
+import { PreparedQuery } from '../../src/storage/prepared-query.ts';
+import { PrincipalRecheck, principalHolds, reportBaseUrlOf, type LiveTokenRow, type SubscriptionInForceRow } from '../../src/storage/principal-recheck.ts';
+import { createRepositories } from '../../src/storage/repositories/index.ts';
+import type { Database } from '../../src/storage/schema.ts';
+
+/**
+ * How far each search's commit goes. Only `all` is the contract: `none` answers as if committed and
+ * opens no transaction; `recheck`, `counter` and `report` stop after that statement, inside the
+ * transaction. Each level less the one below it is what that step costs.
+ */
+export const COMMIT_LEVELS = ['none', 'recheck', 'counter', 'report', 'all'] as const;
+export type CommitLevel = (typeof COMMIT_LEVELS)[number];
+
+export interface LeanSearch {
+  principal: ActivePrincipal;
+  vin: string;
+  /** The lots' JSON text; absent when the store is to read them itself (the store thread). */
+  lots?: string[];
+  nowMs: number;
+  periodStart: string;
+}
+
+/** A committed search (null: the principal no longer holds; used past the quota: refused). */
+export interface Committed {
+  used: number;
+  reportId: string | null;
+  reportBaseUrl: string | null;
+  lots: string[];
+}
+
+export interface LeanStore {
+  readLots(vin: string): string[];
+  /** The searches in one transaction (BEGIN IMMEDIATE, as the real commit), the lots read first where not given. */
+  commitAll(batch: LeanSearch[]): (Committed | null)[];
+}
+
+export function leanStore(db: Db, level: CommitLevel): LeanStore {
+  const raw = db.sqlite as BetterSqlite3.Database;
+  const kysely = db.kysely as Kysely<Database>;
+  const repos = createRepositories(db);
+  const recheck = new PrincipalRecheck(kysely);
+  const upTo = (step: CommitLevel) => COMMIT_LEVELS.indexOf(level) >= COMMIT_LEVELS.indexOf(step);
+  const statement = <P extends Record<string, unknown>>(query: PreparedQuery<P, unknown>) => {
+    const prepared = raw.prepare(query.sql);
+    return { prepared, args: (params: P) => query.parameters(params) };
+  };
+  const lotsOf = statement(new PreparedQuery(kysely, ['vin'], (p: { vin: string }) => lotsJsonByVinSqlite(kysely, p.vin)));
+  const liveToken = statement(recheck.liveToken);
+  const subscriptionInForce = statement(recheck.subscriptionInForce);
+  const countSearch = statement(repos.usageCounters.count);
+  const insertReport = statement(repos.reports.insertReport);
+  const insertSearch = statement(repos.searches.insertSearch);
+  /** The count of a run that does not count in the database. */
+  let uncommitted = 0;
+
+  const readLots = (vin: string): string[] => {
+    const rows = lotsOf.prepared.all(lotsOf.args({ vin })) as { lot: string; images: string; vin: string; sale_date: string | null; auction: string; lot_id: number }[];
+    if (rows.length > 1) rows.sort(compareLotsNewestFirst);
+    return rows.map((row) => `${row.lot.slice(0, -1)},"images":${row.images}}`);
+  };
+
+  const commitOne = (item: LeanSearch): Committed | null => {
+    const lots = item.lots ?? readLots(item.vin);
+    const at = new Date(item.nowMs).toISOString();
+    const { principal } = item;
+    const token = liveToken.prepared.get(liveToken.args({ tokenId: principal.tokenId, at })) as LiveTokenRow | undefined;
+    if (token === undefined) return null;
+    const subscription = subscriptionInForce.prepared.get(subscriptionInForce.args({ accountId: principal.accountId, at })) as SubscriptionInForceRow | undefined;
+    if (!principalHolds(principal, true, subscription)) return null;
+    const reportBaseUrl = reportBaseUrlOf(token);
+    if (!upTo('counter')) return { used: ++uncommitted, reportId: lots.length > 0 ? randomUUID() : null, reportBaseUrl, lots };
+    const counted = countSearch.prepared.get(countSearch.args({ accountId: principal.accountId, periodStart: item.periodStart, quota: principal.subscription.monthlyQuota })) as
+      | { used: number }
+      | undefined;
+    if (counted === undefined) return { used: principal.subscription.monthlyQuota + 1, reportId: null, reportBaseUrl, lots };
+    const reportId = lots.length > 0 ? randomUUID() : null;
+    if (reportId !== null && upTo('report')) {
+      insertReport.prepared.run(
+        insertReport.args({ id: reportId, accountId: principal.accountId, vin: item.vin, at, lots: `[${lots.join(',')}]`, sandbox: 0, tokenId: principal.tokenId }),
+      );
+    }
+    if (upTo('all')) {
+      insertSearch.prepared.run(
+        insertSearch.args({
+          id: newSortableId('srch', item.nowMs),
+          account_id: principal.accountId,
+          token_id: principal.tokenId,
+          vin: item.vin,
+          created_at: at,
+          outcome: reportId !== null ? 'found' : 'not_found',
+          report_id: reportId,
+          period_start: item.periodStart,
+          sandbox: 0,
+        }),
+      );
+    }
+    return { used: Number(counted.used), reportId, reportBaseUrl, lots };
+  };
+  const inTransaction = raw.transaction((batch: LeanSearch[]) => batch.map(commitOne));
+
+  return {
+    readLots,
+    commitAll: (batch) =>
+      upTo('recheck')
+        ? inTransaction.immediate(batch)
+        : batch.map((item) => {
+            const lots = item.lots ?? readLots(item.vin);
+            return { used: ++uncommitted, reportId: lots.length > 0 ? randomUUID() : null, reportBaseUrl: null, lots };
+          }),
+  };
+}
