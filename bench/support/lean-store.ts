@@ -1,7 +1,8 @@
 /**
  * The lean server's storage (bench/lean-search-server.ts): the real server's statements, prepared
  * once on better-sqlite3, run the leanest way. Used on the event loop, or inside the lean server's
- * store thread (lean-store-worker.ts), which then reads the lots too.
+ * store thread (lean-store-worker.ts), which then reads the lots too; and by bench:commit-cost,
+ * which runs its commit with one part changed at a time (CommitPlan).
  */
 import { randomUUID } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -10,7 +11,7 @@ import { compareLotsNewestFirst } from '../../src/domain/lot.ts';
 import { newSortableId } from '../../src/domain/ids.ts';
 import type { ActivePrincipal } from '../../src/domain/principal.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { lotsJsonByVinSqlite } from '../../src/storage/dialects/sqlite/lot-json.ts';
+import { lotsJsonByVinSqlite, withImages } from '../../src/storage/dialects/sqlite/lot-json.ts';
 import { PreparedQuery } from '../../src/storage/prepared-query.ts';
 import { PrincipalRecheck, principalHolds, reportBaseUrlOf, type LiveTokenRow, type SubscriptionInForceRow } from '../../src/storage/principal-recheck.ts';
 import { createRepositories } from '../../src/storage/repositories/index.ts';
@@ -23,6 +24,32 @@ import type { Database } from '../../src/storage/schema.ts';
  */
 export const COMMIT_LEVELS = ['none', 'recheck', 'counter', 'report', 'all'] as const;
 export type CommitLevel = (typeof COMMIT_LEVELS)[number];
+
+/**
+ * What a commit runs after the principal re-check. Only the plan of level `all` is the contract;
+ * the report's other forms are bench:commit-cost's: an id ordered by time instead of a UUID v4,
+ * or no lots in it. A report not inserted is still named in the answer, not in the search record.
+ */
+export interface CommitPlan {
+  counter: boolean;
+  report: 'uuid' | 'time-ordered' | 'empty-lots' | 'none';
+  search: boolean;
+}
+
+/** The plan of each level; `none` opens no transaction. */
+const LEVEL_PLANS: Record<CommitLevel, CommitPlan | null> = {
+  none: null,
+  recheck: { counter: false, report: 'none', search: false },
+  counter: { counter: true, report: 'none', search: false },
+  report: { counter: true, report: 'uuid', search: false },
+  all: { counter: true, report: 'uuid', search: true },
+};
+
+/** A UUID-shaped id whose first 12 hex digits are the time: each insert lands at the index's end. */
+function timeOrderedId(): string {
+  const hex = Date.now().toString(16).padStart(12, '0') + randomUUID().replace(/-/g, '').slice(12);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
 
 export interface LeanSearch {
   principal: ActivePrincipal;
@@ -47,12 +74,12 @@ export interface LeanStore {
   commitAll(batch: LeanSearch[]): (Committed | null)[];
 }
 
-export function leanStore(db: Db, level: CommitLevel): LeanStore {
+export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
+  const plan = typeof commit === 'string' ? LEVEL_PLANS[commit] : commit;
   const raw = db.sqlite as BetterSqlite3.Database;
   const kysely = db.kysely as Kysely<Database>;
   const repos = createRepositories(db);
   const recheck = new PrincipalRecheck(kysely);
-  const upTo = (step: CommitLevel) => COMMIT_LEVELS.indexOf(level) >= COMMIT_LEVELS.indexOf(step);
   const statement = <P extends Record<string, unknown>>(query: PreparedQuery<P, unknown>) => {
     const prepared = raw.prepare(query.sql);
     return { prepared, args: (params: P) => query.parameters(params) };
@@ -69,10 +96,10 @@ export function leanStore(db: Db, level: CommitLevel): LeanStore {
   const readLots = (vin: string): string[] => {
     const rows = lotsOf.prepared.all(lotsOf.args({ vin })) as { lot: string; images: string; vin: string; sale_date: string | null; auction: string; lot_id: number }[];
     if (rows.length > 1) rows.sort(compareLotsNewestFirst);
-    return rows.map((row) => `${row.lot.slice(0, -1)},"images":${row.images}}`);
+    return rows.map((row) => withImages(row).lot);
   };
 
-  const commitOne = (item: LeanSearch): Committed | null => {
+  const commitOne = (plan: CommitPlan, item: LeanSearch): Committed | null => {
     const lots = item.lots ?? readLots(item.vin);
     const at = new Date(item.nowMs).toISOString();
     const { principal } = item;
@@ -81,18 +108,21 @@ export function leanStore(db: Db, level: CommitLevel): LeanStore {
     const subscription = subscriptionInForce.prepared.get(subscriptionInForce.args({ accountId: principal.accountId, at })) as SubscriptionInForceRow | undefined;
     if (!principalHolds(principal, true, subscription)) return null;
     const reportBaseUrl = reportBaseUrlOf(token);
-    if (!upTo('counter')) return { used: ++uncommitted, reportId: lots.length > 0 ? randomUUID() : null, reportBaseUrl, lots };
-    const counted = countSearch.prepared.get(countSearch.args({ accountId: principal.accountId, periodStart: item.periodStart, quota: principal.subscription.monthlyQuota })) as
-      | { used: number }
-      | undefined;
-    if (counted === undefined) return { used: principal.subscription.monthlyQuota + 1, reportId: null, reportBaseUrl, lots };
-    const reportId = lots.length > 0 ? randomUUID() : null;
-    if (reportId !== null && upTo('report')) {
-      insertReport.prepared.run(
-        insertReport.args({ id: reportId, accountId: principal.accountId, vin: item.vin, at, lots: `[${lots.join(',')}]`, sandbox: 0, tokenId: principal.tokenId }),
-      );
+    let used: number;
+    if (plan.counter) {
+      const counted = countSearch.prepared.get(countSearch.args({ accountId: principal.accountId, periodStart: item.periodStart, quota: principal.subscription.monthlyQuota })) as
+        | { used: number }
+        | undefined;
+      if (counted === undefined) return { used: principal.subscription.monthlyQuota + 1, reportId: null, reportBaseUrl, lots };
+      used = Number(counted.used);
+    } else used = ++uncommitted;
+    const reportId = lots.length > 0 ? (plan.report === 'time-ordered' ? timeOrderedId() : randomUUID()) : null;
+    const reported = reportId !== null && plan.report !== 'none';
+    if (reported) {
+      const stored = plan.report === 'empty-lots' ? '[]' : `[${lots.join(',')}]`;
+      insertReport.prepared.run(insertReport.args({ id: reportId, accountId: principal.accountId, vin: item.vin, at, lots: stored, sandbox: 0, tokenId: principal.tokenId }));
     }
-    if (upTo('all')) {
+    if (plan.search) {
       insertSearch.prepared.run(
         insertSearch.args({
           id: newSortableId('srch', item.nowMs),
@@ -100,22 +130,22 @@ export function leanStore(db: Db, level: CommitLevel): LeanStore {
           token_id: principal.tokenId,
           vin: item.vin,
           created_at: at,
-          outcome: reportId !== null ? 'found' : 'not_found',
-          report_id: reportId,
+          outcome: reported ? 'found' : 'not_found',
+          report_id: reported ? reportId : null,
           period_start: item.periodStart,
           sandbox: 0,
         }),
       );
     }
-    return { used: Number(counted.used), reportId, reportBaseUrl, lots };
+    return { used, reportId, reportBaseUrl, lots };
   };
-  const inTransaction = raw.transaction((batch: LeanSearch[]) => batch.map(commitOne));
+  const inTransaction = raw.transaction((batch: LeanSearch[], planned: CommitPlan) => batch.map((item) => commitOne(planned, item)));
 
   return {
     readLots,
     commitAll: (batch) =>
-      upTo('recheck')
-        ? inTransaction.immediate(batch)
+      plan !== null
+        ? inTransaction.immediate(batch, plan)
         : batch.map((item) => {
             const lots = item.lots ?? readLots(item.vin);
             return { used: ++uncommitted, reportId: lots.length > 0 ? randomUUID() : null, reportBaseUrl: null, lots };
