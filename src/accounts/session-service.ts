@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash as digest, randomBytes } from 'node:crypto';
 import type { Repositories } from '../storage/repositories/index.ts';
 import type { LiveSession } from '../domain/web-session.ts';
 
@@ -12,7 +12,7 @@ export const SESSION_MAX_MS = 30 * 24 * 60 * 60 * 1000;
 const TOUCH_INTERVAL_MS = 10 * 60 * 1000;
 
 export function hashSecret(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return digest('sha256', value, 'hex');
 }
 
 /** 256 random bits, base64url: the session id the cookie carries. */
