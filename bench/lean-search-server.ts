@@ -22,12 +22,18 @@
  * With --commit none|recheck|counter|report it stops each commit short (support/lean-store.ts):
  * not the contract, a measure of what each step of the commit costs under load. With --thread the
  * lots are read and the searches committed on a thread of their own (support/lean-store-worker.ts),
- * and the event loop keeps only HTTP: a measure of what a second core gives. GET /stats counts the
- * transactions and searches.
+ * and the event loop keeps only HTTP: a measure of what a second core gives. With --processes N, N
+ * such servers share the port (Node's cluster), the other way to use a second core; it leaves out
+ * one more part of the contract: the rate per second is counted in each process, not across them
+ * (an exact one would be a statement in the commit, or Redis), and a process waits for the other's
+ * write lock in SQLite's busy handler. GET /stats counts the transactions and searches (of the one
+ * process that answers it).
  *
- * Usage: node bin/run-ts.js bench/lean-search-server.ts --port <port> --data-dir <dir> --base-url <url> [--commit all] [--thread]
+ * Usage: node bin/run-ts.js bench/lean-search-server.ts --port <port> --data-dir <dir> --base-url <url> [--commit all] [--thread] [--processes N]
  */
 import { createHash } from 'node:crypto';
+import cluster from 'node:cluster';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
@@ -48,11 +54,39 @@ const { values } = parseArgs({
     'base-url': { type: 'string' },
     commit: { type: 'string', default: 'all' },
     thread: { type: 'boolean', default: false },
+    processes: { type: 'string', default: '1' },
   },
 });
 if (!values.port || !values['data-dir'] || !values['base-url'] || !COMMIT_LEVELS.includes(values.commit as CommitLevel)) {
-  console.error(`usage: lean-search-server.ts --port <port> --data-dir <dir> --base-url <url> [--commit ${COMMIT_LEVELS.join('|')}] [--thread] [--host 127.0.0.1]`);
+  console.error(`usage: lean-search-server.ts --port <port> --data-dir <dir> --base-url <url> [--commit ${COMMIT_LEVELS.join('|')}] [--thread] [--processes N] [--host 127.0.0.1]`);
   process.exit(2);
+}
+const processes = Number(values.processes);
+if (processes > 1 && cluster.isPrimary) {
+  // Node's cluster: the workers share the port, each with its own connection to the one database
+  // file (SQLite's write lock taken in turn by BEGIN IMMEDIATE) and its own checkpointer.
+  let stopping = false;
+  // Each worker runs this file through tsx again (a fork runs process.argv[1] with no loader).
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('../bin/run-ts.js', import.meta.url)), args: process.argv.slice(1) });
+  for (let i = 0; i < processes; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (!stopping) {
+      console.error(`lean worker ${worker.process.pid} ended (${signal ?? code})`);
+      process.exit(1);
+    }
+  });
+  const stop = () => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    cluster.once('exit', () => {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    });
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  // The primary only forks and waits: the rest of this module is the workers'.
+  await new Promise(() => {});
 }
 const baseUrl = values['base-url'];
 const level = values.commit as CommitLevel;

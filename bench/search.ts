@@ -45,6 +45,8 @@ const USAGE = `usage: npm run bench:search -- [options]
                     and the same server writing nothing, for what the commit costs
   --lean-steps      with --lean: also the lean server stopping its commit after each step
                     (the principal re-check, the counter, the report), one closed run each
+  --lean-processes N  with --lean: also the lean server as N processes on one port (Node's
+                    cluster; its rate per second is counted in each process, not the contract)
   --profile         profile the real server's CPU (node --cpu-prof) and print where it goes;
                     slows the server, so it cannot be combined with --write
   --scale-out       the same searches on PostgreSQL + Redis, with the Redis rate limiter and
@@ -59,6 +61,7 @@ interface Settings extends LoadSettings {
   write: boolean;
   lean: boolean;
   leanSteps: boolean;
+  leanProcesses: number;
   dataDir: string | null;
   profile: boolean;
 }
@@ -71,6 +74,7 @@ function parseSettings(argv: string[]): Settings {
       write: { type: 'boolean', default: false },
       lean: { type: 'boolean', default: false },
       'lean-steps': { type: 'boolean', default: false },
+      'lean-processes': { type: 'string', default: '0' },
       'data-dir': { type: 'string' },
       profile: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -86,10 +90,13 @@ function parseSettings(argv: string[]): Settings {
     write: values.write,
     lean: values.lean,
     leanSteps: values['lean-steps'],
+    leanProcesses: Number(values['lean-processes']),
     dataDir: values['data-dir'] === undefined ? null : path.resolve(values['data-dir']),
     profile: values.profile,
   };
   if (settings.leanSteps && !settings.lean) throw new UsageError('--lean-steps goes with --lean');
+  if (!Number.isInteger(settings.leanProcesses) || settings.leanProcesses < 0) throw new UsageError('--lean-processes takes a whole number');
+  if (settings.leanProcesses > 0 && !settings.lean) throw new UsageError('--lean-processes goes with --lean');
   if (settings.write && settings.profile) throw new UsageError('--profile slows the server down: its figures must not go into the docs (drop --write)');
   return settings;
 }
@@ -174,7 +181,7 @@ async function main(): Promise<void> {
   });
   checkedPaced('the server', server, paced.result);
   await server.stop();
-  const lean = settings.lean ? await measureLean({ dataDir, loadOptions, rate: settings.rate, duration: settings.duration, headers, randomPath, real: body, steps: settings.leanSteps }) : null;
+  const lean = settings.lean ? await measureLean({ dataDir, loadOptions, rate: settings.rate, duration: settings.duration, headers, randomPath, real: body, steps: settings.leanSteps, processes: settings.leanProcesses }) : null;
   await ceiling.stop();
 
   const markdown = renderMarkdown({ settings, command, loadSeconds, databaseBytes, vinCount: vins.length, bodyBytes: Buffer.byteLength(body), real, top, paced, lean });
@@ -209,8 +216,11 @@ async function measureLean(options: {
   randomPath: () => string;
   real: string;
   steps: boolean;
+  /** Also the lean server as this many processes on one port (0: not). */
+  processes: number;
 }): Promise<LeanFigures> {
   const runs: LeanRun[] = [await runLean(options, 'all', false), await runLean(options, 'all', true)];
+  if (options.processes > 1) runs.push(await runLean(options, 'all', false, options.processes));
   for (const commit of options.steps ? LEAN_STEPS.slice(1) : (['none'] as const)) runs.push(await runLean(options, commit, false));
   return { runs };
 }
@@ -227,13 +237,18 @@ const LEAN_LABELS: Record<LeanCommit, string> = {
 };
 
 /** The label of a lean run in the table. */
-const leanLabel = (run: Pick<LeanRun, 'commit' | 'thread'>) => (run.thread ? 'lean, lots read and commit on a second thread' : LEAN_LABELS[run.commit]);
+const leanLabel = (run: Pick<LeanRun, 'commit' | 'thread' | 'processes'>) =>
+  run.thread
+    ? 'lean, lots read and commit on a second thread'
+    : run.processes > 1
+      ? `lean, ${run.processes} processes on one port (rate per process: not the contract)`
+      : LEAN_LABELS[run.commit];
 
-async function runLean(options: Parameters<typeof measureLean>[0], commit: LeanCommit, thread: boolean): Promise<LeanRun> {
+async function runLean(options: Parameters<typeof measureLean>[0], commit: LeanCommit, thread: boolean, processes = 1): Promise<LeanRun> {
   const port = await freePort();
   const url = `http://${HOST}:${port}`;
   const real = JSON.parse(options.real) as { vin: string; lots: unknown[]; report_url: string };
-  log(`starting the lean server on ${url}, commit: ${commit}${thread ? ', on a thread' : ''}`);
+  log(`starting the lean server on ${url}, commit: ${commit}${thread ? ', on a thread' : ''}${processes > 1 ? `, ${processes} processes` : ''}`);
   const lean = Child.start(
     'the lean server',
     [
@@ -242,8 +257,9 @@ async function runLean(options: Parameters<typeof measureLean>[0], commit: LeanC
       ...['--port', String(port), '--host', HOST, '--data-dir', options.dataDir, '--base-url', new URL(real.report_url).origin],
       ...['--commit', commit],
       ...(thread ? ['--thread'] : []),
+      ...['--processes', String(processes)],
     ],
-    { cwd: REPO_ROOT, env: { ...process.env, NODE_ENV: 'production' } },
+    { cwd: REPO_ROOT, env: { ...process.env, NODE_ENV: 'production' }, withDescendants: processes > 1 },
   );
   children.push(lean);
   try {
@@ -256,20 +272,21 @@ async function runLean(options: Parameters<typeof measureLean>[0], commit: LeanC
     if (JSON.stringify(answer.lots) !== JSON.stringify(real.lots) || text.length !== options.real.length) {
       throw new Error(`the lean server's answer differs from the real one's for ${real.vin}:\n${text.slice(0, 300)}\n${options.real.slice(0, 300)}`);
     }
-    log(`${leanLabel({ commit, thread })}: the same closed load`);
+    log(`${leanLabel({ commit, thread, processes })}: the same closed load`);
     const before = await leanStats(url);
     const top = await withCpu(lean, (onMeasuredRunStart) => measureThroughput({ url, ...options.loadOptions, onMeasuredRunStart }));
     checked('the lean server', lean, top.result);
     const after = await leanStats(url);
-    const groupCommit = (after.searches - before.searches) / Math.max(1, after.transactions - before.transactions);
-    if (commit !== 'all') return { commit, thread, top, paced: null, groupCommit };
+    // Each process counts its own: with several, the two answers may come from different ones.
+    const groupCommit = processes > 1 ? null : (after.searches - before.searches) / Math.max(1, after.transactions - before.transactions);
+    if (commit !== 'all') return { commit, thread, processes, top, paced: null, groupCommit };
     log(`lean server at a fixed ${int.format(options.rate)} req/s for ${options.duration} s`);
     const paced = await withCpu(lean, async (startMeter) => {
       await startMeter();
       return pacedLoad({ host: HOST, port, rate: options.rate, durationSeconds: options.duration, path: options.randomPath, headers: options.headers });
     });
     checkedPaced('the lean server', lean, paced.result);
-    return { commit, thread, top, paced, groupCommit };
+    return { commit, thread, processes, top, paced, groupCommit };
   } finally {
     await lean.stop();
   }
@@ -331,10 +348,12 @@ interface LeanRun {
   commit: LeanCommit;
   /** The lots read and the commit on a thread of their own (lean-search-server.ts --thread). */
   thread: boolean;
+  /** Processes on one port (lean-search-server.ts --processes); 1 but for that run. */
+  processes: number;
   top: Measured<ThroughputResult>;
   paced: Measured<PacedLoadResult> | null;
-  /** Searches per transaction (the warm-up and the measured run). */
-  groupCommit: number;
+  /** Searches per transaction (the warm-up and the measured run); null where several processes commit. */
+  groupCommit: number | null;
 }
 
 async function leanStats(url: string): Promise<{ transactions: number; searches: number }> {
@@ -393,10 +412,10 @@ function leanSummary(lean: LeanFigures, realPerSecond: number, ceilingPerSecond:
     (run) =>
       `- ${leanLabel(run).replace(/^lean/, 'Lean')}: ${pct(run.top.result.requestsPerSecond / ceilingPerSecond)} of the ceiling, ` +
       `${cpuPerRequest(run.top.cores, run.top.result.requestsPerSecond)} of CPU per search` +
-      (run.commit === 'none' ? '' : `, ${run.groupCommit.toFixed(1)} searches per transaction`) +
+      (run.commit === 'none' || run.groupCommit === null ? '' : `, ${run.groupCommit.toFixed(1)} searches per transaction`) +
       (run.commit === 'all' ? `; the server does ${pct(realPerSecond / run.top.result.requestsPerSecond)} of it.` : '.'),
   );
-  const steps = lean.runs.filter((run) => !run.thread);
+  const steps = lean.runs.filter((run) => !run.thread && run.processes === 1);
   for (const [n, run] of steps.entries()) {
     const next = steps[n + 1];
     if (next !== undefined) lines.push(`- Commit step \`${run.commit}\` over \`${next.commit}\`: ${cpuDifference(run.top, next.top)} a search.`);

@@ -3,6 +3,25 @@ import { readdir, readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** CPU seconds (utime + stime) in a /proc stat file. */
+async function processCpuSeconds(statFile: string): Promise<number> {
+  const stat = await readFile(statFile, 'utf8');
+  // Fields after the command name (which may hold spaces) start at field 3; utime and stime
+  // are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** A live process's CPU and that of its live descendants (the kernel adds children's only once they are reaped). */
+async function treeCpuSeconds(pid: number): Promise<number> {
+  let total = await processCpuSeconds(`/proc/${pid}/stat`);
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    const children = await readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch(() => '');
+    for (const child of children.split(' ').filter(Boolean)) total += await treeCpuSeconds(Number(child)).catch(() => 0);
+  }
+  return total;
+}
+
 /**
  * Child processes of a benchmark: started with their output kept (the tail is shown when one
  * fails), stopped with SIGTERM so that they shut down cleanly (and write a CPU profile when asked),
@@ -15,6 +34,8 @@ export class Child {
   private constructor(
     readonly name: string,
     private readonly process: ChildProcess,
+    /** Count the CPU of the child's own children too (a server that forks workers). */
+    private readonly withDescendants = false,
   ) {
     const keep = (chunk: Buffer) => {
       this.output = (this.output + chunk.toString('utf8')).slice(-16_384);
@@ -24,9 +45,9 @@ export class Child {
     this.exited = new Promise((resolve) => process.once('exit', (code, signal) => resolve(code ?? (signal ? null : 0))));
   }
 
-  static start(name: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Child {
+  static start(name: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; withDescendants?: boolean }): Child {
     const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    return new Child(name, child);
+    return new Child(name, child, options.withDescendants);
   }
 
   get pid(): number | undefined {
@@ -64,11 +85,8 @@ export class Child {
     if (this.process.pid === undefined) return null;
     try {
       const pid = this.process.pid;
-      const stat = await readFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
-      // Fields after the command name (which may hold spaces) start at field 3; utime and stime
-      // are fields 14 and 15.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return (Number(fields[11]) + Number(fields[12])) / 100;
+      if (mainThread) return await processCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+      return this.withDescendants ? await treeCpuSeconds(pid) : await processCpuSeconds(`/proc/${pid}/stat`);
     } catch {
       return null;
     }
