@@ -74,14 +74,12 @@ if (processes > 1 && cluster.isPrimary) {
       console.error(`lean worker ${worker.process.pid} ended (${signal ?? code})`);
       process.exit(1);
     }
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
   });
   const stop = () => {
     stopping = true;
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-    cluster.once('exit', () => {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
-    });
-    setTimeout(() => process.exit(0), 10_000).unref();
+    setTimeout(() => process.exit(1), 10_000);
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
