@@ -201,9 +201,13 @@ export class ImageProcess {
     for (const pending of this.queue.splice(0)) pending.reject(new ImageProcessError('lost', 'the image process was closed'));
     const running = this.running;
     if (running) {
-      // The child exits when its channel closes; one that does not within 5 s is killed.
+      // The child exits when its channel closes; one that does not is killed: after 5 s when a photo
+      // is in flight (it finishes or is taken back by its lease), after half a second when none is.
+      // Under SCHED_IDLE on a saturated CPU the child may not be scheduled at all to see the close,
+      // and a shutdown must not spend its grace waiting for a child with nothing to finish.
+      const inFlight = this.current !== null || this.fetching > 0;
       if (running.child.connected) running.child.disconnect();
-      const timer = setTimeout(() => running.child.kill('SIGKILL'), 5_000);
+      const timer = setTimeout(() => running.child.kill('SIGKILL'), inFlight ? 5_000 : 500);
       await running.exited;
       clearTimeout(timer);
     }
