@@ -31,7 +31,7 @@
  *
  * Usage: node bin/run-ts.js bench/lean-search-server.ts --port <port> --data-dir <dir> --base-url <url> [--commit all] [--thread] [--processes N]
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -115,6 +115,15 @@ let pending: { search: LeanSearch; settle: Settle }[] = [];
 /** Commits a search with the others of this event-loop turn, on the event loop or in the store thread. */
 const commit: (search: LeanSearch) => Promise<Committed | null> = values.thread ? await threadCommit() : loopCommit();
 
+/** A search joins the others of this event-loop turn; the first of them schedules `dispatch` for the check phase. */
+function joiningTurn(dispatch: () => void) {
+  return (search: LeanSearch) =>
+    new Promise<Committed | null>((resolve, reject) => {
+      if (pending.length === 0) setImmediate(dispatch);
+      pending.push({ search, settle: { resolve, reject } });
+    });
+}
+
 function loopCommit() {
   const store = leanStore(db, level);
   const flush = () => {
@@ -132,11 +141,7 @@ function loopCommit() {
     stats.searches += batch.length;
     batch.forEach((item, i) => item.settle.resolve(outcomes[i]!));
   };
-  return (search: LeanSearch) =>
-    new Promise<Committed | null>((resolve, reject) => {
-      if (pending.length === 0) setImmediate(flush);
-      pending.push({ search, settle: { resolve, reject } });
-    });
+  return joiningTurn(flush);
 }
 
 async function threadCommit() {
@@ -168,11 +173,7 @@ async function threadCommit() {
     });
     worker.postMessage({ ids, searches: batch.map((item) => item.search) } satisfies StoreRequest);
   };
-  return (search: LeanSearch) =>
-    new Promise<Committed | null>((resolve, reject) => {
-      if (pending.length === 0) setImmediate(send);
-      pending.push({ search, settle: { resolve, reject } });
-    });
+  return joiningTurn(send);
 }
 
 const VIN = /^[A-HJ-NPR-Z0-9]{17}$/;
@@ -185,7 +186,7 @@ app.get('/stats', async () => stats);
 app.get<{ Querystring: { vin?: string } }>('/api/v1/search', async (request, reply) => {
   const header = request.headers.authorization;
   const secret = header?.startsWith('Bearer ') ? header.slice(7) : header;
-  const principal = secret === undefined ? undefined : principals.get(createHash('sha256').update(secret).digest('hex'));
+  const principal = secret === undefined ? undefined : principals.get(hash('sha256', secret, 'hex'));
   if (principal === undefined) return reply.code(401).send('invalid token');
   const vin = request.query.vin?.toUpperCase();
   if (vin === undefined || !VIN.test(vin)) return reply.code(422).send('vin: 17 characters, no I, O or Q');

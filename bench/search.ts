@@ -95,7 +95,8 @@ function parseSettings(argv: string[]): Settings {
     profile: values.profile,
   };
   if (settings.leanSteps && !settings.lean) throw new UsageError('--lean-steps goes with --lean');
-  if (!Number.isInteger(settings.leanProcesses) || settings.leanProcesses < 0) throw new UsageError('--lean-processes takes a whole number');
+  // One process is the lean server's own run already.
+  if (!Number.isInteger(settings.leanProcesses) || settings.leanProcesses < 0 || settings.leanProcesses === 1) throw new UsageError('--lean-processes takes a whole number of 2 or more');
   if (settings.leanProcesses > 0 && !settings.lean) throw new UsageError('--lean-processes goes with --lean');
   if (settings.write && settings.profile) throw new UsageError('--profile slows the server down: its figures must not go into the docs (drop --write)');
   return settings;
@@ -216,11 +217,11 @@ async function measureLean(options: {
   randomPath: () => string;
   real: string;
   steps: boolean;
-  /** Also the lean server as this many processes on one port (0: not). */
+  /** Also the lean server as this many processes on one port (0: not; never 1). */
   processes: number;
 }): Promise<LeanFigures> {
   const runs: LeanRun[] = [await runLean(options, 'all', false), await runLean(options, 'all', true)];
-  if (options.processes > 1) runs.push(await runLean(options, 'all', false, options.processes));
+  if (options.processes > 0) runs.push(await runLean(options, 'all', false, options.processes));
   for (const commit of options.steps ? LEAN_STEPS.slice(1) : (['none'] as const)) runs.push(await runLean(options, commit, false));
   return { runs };
 }

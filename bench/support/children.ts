@@ -3,13 +3,16 @@ import { readdir, readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** CPU seconds (utime + stime) in a /proc stat file. */
-async function processCpuSeconds(statFile: string): Promise<number> {
-  const stat = await readFile(statFile, 'utf8');
+/** CPU seconds (utime + stime) in the text of a /proc stat file. */
+function statCpuSeconds(stat: string): number {
   // Fields after the command name (which may hold spaces) start at field 3; utime and stime
   // are fields 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function processCpuSeconds(statFile: string): Promise<number> {
+  return statCpuSeconds(await readFile(statFile, 'utf8'));
 }
 
 /** A live process's CPU and that of its live descendants (the kernel adds children's only once they are reaped). */
@@ -101,9 +104,8 @@ export class Child {
       try {
         const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
         const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const label = tid === String(pid) ? 'main thread' : name;
-        byName.set(label, (byName.get(label) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+        byName.set(label, (byName.get(label) ?? 0) + statCpuSeconds(stat));
       } catch {
         // The thread ended between the listing and the read.
       }
