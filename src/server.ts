@@ -55,13 +55,28 @@ export async function startServer(config: Config): Promise<void> {
   const problems = await setupProblems(services);
   if (problems.length > 0) app.log.warn({ problems }, `not ready for customers: ${problems.join('; ')} (GET /readyz lists what remains)`);
 
+  /**
+   * Fastify closes the keep-alive connections that are idle when it starts closing, once; one
+   * whose response was still finishing then (a photo's file stream on a busy machine) turns idle a
+   * moment later and would hold the close until its keep-alive timeout, past the grace. So idle
+   * connections are closed again until the server has closed; busy ones finish their request.
+   */
+  const closeApp = async () => {
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    try {
+      await app.close();
+    } finally {
+      clearInterval(sweep);
+    }
+  };
+
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(sweeper);
     // The workers claim no more work and let what is in flight finish (a webhook attempt: 10 s at
     // most) and be recorded, while the server drains its requests.
-    await Promise.all([services.deliveryWorker.stop(), archiver?.stop(), app.close()]);
+    await Promise.all([services.deliveryWorker.stop(), archiver?.stop(), closeApp()]);
     await services.close();
     await db.close();
     app.log.info('shut down cleanly');
