@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
 import { BULK_LOAD_CHECKPOINT_PAGES } from '../src/storage/dialects/sqlite/lots-upsert.ts';
-import { LOT_COLUMNS, rowParams } from '../src/storage/repositories/lot-rows.ts';
+import { LOT_COLUMNS, rowParams } from '../src/storage/lot-rows.ts';
 import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { COPART_HEADER, copartRow, quote, writeLines } from './support/bench-files.ts';

@@ -19,6 +19,7 @@ import { createContainer } from '../src/container.ts';
 import { loadConfig } from '../src/config.ts';
 import { migrateToLatest, type Db } from '../src/storage/database.ts';
 import { isSqliteUniqueViolation, openSqlite } from '../src/storage/dialects/sqlite/connection.ts';
+import { SqliteStorageDialect } from '../src/storage/dialects/sqlite/index.ts';
 import type { Database } from '../src/storage/schema.ts';
 import { billingPeriodAt } from '../src/limits/billing-period.ts';
 import type { LotJson } from '../src/domain/lot.ts';
@@ -112,16 +113,14 @@ try {
   timeStatements(raw);
   // The same handle openDatabase builds, over the instrumented connection.
   const kysely = new Kysely<Database>({ dialect });
+  const dialectOfDb = new SqliteStorageDialect(kysely, raw, null, null);
   const db: Db = {
     kysely,
-    dialect: 'sqlite',
-    sqlite: raw,
-    postgres: null,
-    sqliteCommitThread: null,
+    dialect: dialectOfDb,
     onClose: () => {},
     isUniqueViolation: isSqliteUniqueViolation,
     ping: async () => {},
-    close: () => kysely.destroy(),
+    close: () => dialectOfDb.close(),
   };
   await migrateToLatest(db);
   const repos = createRepositories(db);

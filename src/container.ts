@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
 import type { Lot } from './domain/lot.ts';
-import type { Db } from './storage/database.ts';
+import type { Db, DialectName } from './storage/database.ts';
 import { createRepositories } from './storage/repositories/index.ts';
 import { Metrics } from './observability/metrics.ts';
 import type { RateLimiter } from './limits/rate/rate-limiter.ts';
@@ -84,7 +84,7 @@ export interface Container {
   readonly config: Config;
   readonly metrics: Metrics;
   /** Storage health, for the load balancer's probe. */
-  readonly database: Pick<Db, 'ping' | 'dialect'>;
+  readonly database: Pick<Db, 'ping'> & { readonly dialect: DialectName };
   // Search and limits.
   readonly search: SearchService;
   readonly reports: ReportService;
@@ -231,7 +231,7 @@ export function createContainer(options: ContainerOptions): Container {
   return Object.freeze({
     config,
     metrics,
-    database: db,
+    database: { ping: () => db.ping(), dialect: db.dialect.name },
     search,
     reports: new ReportService(repos.reports),
     vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),

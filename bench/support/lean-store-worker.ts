@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../src/storage/database.ts';
+import type { SqliteStorageDialect } from '../../src/storage/dialects/sqlite/index.ts';
 import { leanStore, type CommitLevel, type LeanSearch } from './lean-store.ts';
 
 export interface StoreRequest {
@@ -16,7 +17,7 @@ export interface StoreRequest {
 const { file, level } = workerData as { file: string; level: CommitLevel };
 const db = await openDatabase({ kind: 'sqlite', file });
 // The main thread's checkpointer copies the log into the database; none inside these commits.
-db.sqlite!.pragma('wal_autocheckpoint = 0');
+(db.dialect as SqliteStorageDialect).raw.pragma('wal_autocheckpoint = 0');
 const store = leanStore(db, level);
 
 let ids: number[] = [];

@@ -12,6 +12,7 @@ import { newSortableId } from '../../src/domain/ids.ts';
 import type { ActivePrincipal } from '../../src/domain/principal.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { lotsJsonByVinSqlite, withImages } from '../../src/storage/dialects/sqlite/lot-json.ts';
+import type { SqliteStorageDialect } from '../../src/storage/dialects/sqlite/index.ts';
 import { PreparedQuery } from '../../src/storage/prepared-query.ts';
 import { PrincipalRecheck, principalHolds, reportBaseUrlOf, type LiveTokenRow, type SubscriptionInForceRow } from '../../src/storage/principal-recheck.ts';
 import { createRepositories } from '../../src/storage/repositories/index.ts';
@@ -76,7 +77,7 @@ export interface LeanStore {
 
 export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
   const plan = typeof commit === 'string' ? LEVEL_PLANS[commit] : commit;
-  const raw = db.sqlite as BetterSqlite3.Database;
+  const raw: BetterSqlite3.Database = (db.dialect as SqliteStorageDialect).raw;
   const kysely = db.kysely as Kysely<Database>;
   const repos = createRepositories(db);
   const recheck = new PrincipalRecheck(kysely);

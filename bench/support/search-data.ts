@@ -36,7 +36,7 @@ export async function prepareSearchDatabase(settings: SearchDataSettings, env: R
       log(`loaded ${int.format(settings.lots)} lots of ${int.format(vins.length)} VINs in ${seconds.toFixed(1)} s (${int.format(settings.lots / seconds)} lots/s, generation included)`);
     }
     const { token } = await createUnboundedCustomer(repos, `-${Date.now().toString(36)}`);
-    if (db.dialect === 'sqlite') await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db.kysely);
+    if (db.dialect.name === 'sqlite') await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db.kysely);
     const file = config.database.kind === 'sqlite' ? config.database.file : null;
     const bytes = file === null ? null : statSync(file).size;
     return { vins, token, loadSeconds: seconds, databaseBytes: bytes };

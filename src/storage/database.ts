@@ -1,34 +1,20 @@
-import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
-import type pg from 'pg';
+import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import type { DatabaseConfig } from '../config.ts';
-import { isPostgresBusy, isPostgresUniqueViolation, openPostgres } from './dialects/postgres/connection.ts';
-import { isSqliteBusy, isSqliteUniqueViolation, openSqlite } from './dialects/sqlite/connection.ts';
-import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES } from './dialects/sqlite/checkpointer.ts';
+import { anyCause, type DialectName, type StorageDialect } from './dialects/dialect.ts';
+import { isPostgresBusy } from './dialects/postgres/connection.ts';
+import { openPostgresStorage } from './dialects/postgres/index.ts';
+import { isSqliteBusy } from './dialects/sqlite/connection.ts';
+import { openSqliteStorage } from './dialects/sqlite/index.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
-export type DialectName = 'sqlite' | 'postgres';
+export type { DialectName, StorageDialect };
 
-/** The handle every repository receives: one Kysely instance and the few facts that differ by dialect. */
+/** The handle every repository receives: one Kysely instance and the dialect of its database. */
 export interface Db {
   readonly kysely: Kysely<Database>;
-  readonly dialect: DialectName;
-  /**
-   * SQLite only: the driver itself, for the search commit's statements run synchronously (one
-   * batch per transaction, no async hop per statement). Anything else goes through Kysely.
-   */
-  readonly sqlite: BetterSqlite3.Database | null;
-  /**
-   * PostgreSQL only: Kysely's own pool, for the search commit's statements run on a connection of
-   * it directly (named prepared statements, several searches a transaction). Anything else goes through Kysely.
-   */
-  readonly postgres: pg.Pool | null;
-  /**
-   * SQLite in the server only: the search commit is to run on a thread of its own, with a
-   * connection of its own (dialects/sqlite/search-commit-thread.ts, which the repositories build).
-   */
-  readonly sqliteCommitThread: { file: string; lockTimeoutMs: number; walRestartBytes: number } | null;
+  /** What differs between the databases (dialects/dialect.ts): called, never asked which it is. */
+  readonly dialect: StorageDialect;
   /** Runs `close` (first) when the database is closed: what was built on this handle and must stop with it. */
   onClose(close: () => Promise<void>): void;
   isUniqueViolation(error: unknown): boolean;
@@ -58,63 +44,26 @@ export interface OpenDatabaseOptions {
 }
 
 export async function openDatabase(config: DatabaseConfig, options: OpenDatabaseOptions = {}): Promise<Db> {
-  if (config.kind === 'sqlite') {
-    const background = options.backgroundCheckpoint === true && config.file !== ':memory:';
-    const { dialect, raw } = openSqlite({
-      file: config.file,
-      backgroundCheckpoint: background,
-      ...(options.lockTimeoutMs !== undefined ? { busyTimeoutMs: options.lockTimeoutMs } : {}),
-    });
-    const kysely = new Kysely<Database>({ dialect });
-    const commitThread =
-      options.searchCommitThread === true && config.file !== ':memory:'
-        ? { file: config.file, lockTimeoutMs: raw.pragma('busy_timeout', { simple: true }) as number, walRestartBytes: WAL_RESTART_BYTES }
-        : null;
-    // The WAL is restarted by its one writer under load: the commit thread when there is one.
-    const checkpointer = background
-      ? startCheckpointer(config.file, options.onBackgroundError ?? (() => {}), { restartFrames: commitThread ? null : WAL_RESTART_BYTES / SQLITE_PAGE_BYTES })
-      : null;
-    return handle(kysely, 'sqlite', raw, null, isSqliteUniqueViolation, commitThread, async () => {
-      await kysely.destroy();
-      await checkpointer?.stop();
-    });
-  }
-  if (options.schema) {
-    // search_path only takes effect for an existing schema; create it through a plain connection.
-    const bootstrap = openPostgres({ url: config.url, maxConnections: 1 });
-    try {
-      await bootstrap.pool.query(`create schema if not exists "${options.schema.replace(/"/g, '')}"`);
-    } finally {
-      await bootstrap.pool.end();
-    }
-  }
-  const { dialect, pool } = openPostgres({
-    url: config.url,
-    ...(options.schema ? { schema: options.schema } : {}),
-    ...(options.lockTimeoutMs !== undefined ? { lockTimeoutMs: options.lockTimeoutMs } : {}),
-    ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
-  });
-  const kysely = new Kysely<Database>({ dialect });
-  return handle(kysely, 'postgres', null, pool, isPostgresUniqueViolation, null, () => kysely.destroy());
-}
-
-function handle(
-  kysely: Kysely<Database>,
-  dialect: DialectName,
-  sqlite: BetterSqlite3.Database | null,
-  postgres: pg.Pool | null,
-  isUniqueViolation: (error: unknown) => boolean,
-  sqliteCommitThread: Db['sqliteCommitThread'],
-  close: () => Promise<void>,
-): Db {
+  const { kysely, dialect } =
+    config.kind === 'sqlite'
+      ? openSqliteStorage({
+          file: config.file,
+          ...(options.lockTimeoutMs !== undefined ? { busyTimeoutMs: options.lockTimeoutMs } : {}),
+          ...(options.backgroundCheckpoint !== undefined ? { backgroundCheckpoint: options.backgroundCheckpoint } : {}),
+          ...(options.onBackgroundError ? { onBackgroundError: options.onBackgroundError } : {}),
+          ...(options.searchCommitThread !== undefined ? { searchCommitThread: options.searchCommitThread } : {}),
+        })
+      : await openPostgresStorage({
+          url: config.url,
+          ...(options.schema ? { schema: options.schema } : {}),
+          ...(options.lockTimeoutMs !== undefined ? { lockTimeoutMs: options.lockTimeoutMs } : {}),
+          ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+        });
   const closers: (() => Promise<void>)[] = [];
   return {
     kysely,
     dialect,
-    sqlite,
-    postgres,
-    sqliteCommitThread,
-    isUniqueViolation,
+    isUniqueViolation: (error) => dialect.isUniqueViolation(error),
     ping: async () => {
       await sql`select 1`.execute(kysely);
     },
@@ -123,7 +72,7 @@ function handle(
     },
     close: async () => {
       for (const closer of closers.splice(0).reverse()) await closer();
-      await close();
+      await dialect.close();
     },
   };
 }
@@ -133,10 +82,7 @@ function handle(
  * broken: the caller can try again in a moment. Looks through `cause`, for errors wrapped on the way up.
  */
 export function isDatabaseBusy(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
-    if (isSqliteBusy(current) || isPostgresBusy(current)) return true;
-  }
-  return false;
+  return anyCause(error, (current) => isSqliteBusy(current) || isPostgresBusy(current));
 }
 
 /**
@@ -152,11 +98,7 @@ export function isDatabaseBusy(error: unknown): boolean {
  * simply runs.
  */
 export async function createMigrator(db: Db, set: Record<string, Migration> = migrations): Promise<Migrator> {
-  let migrationTableSchema: string | undefined;
-  if (db.dialect === 'postgres') {
-    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
-    migrationTableSchema = rows[0]?.schema ?? undefined;
-  }
+  const migrationTableSchema = await db.dialect.migrationTableSchema(db.kysely);
   return new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => set },

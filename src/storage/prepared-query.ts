@@ -1,9 +1,21 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
-import type { Db } from './database.ts';
-import { runPooled } from './dialects/postgres/direct-statements.ts';
-import { runDirect } from './dialects/sqlite/direct-statements.ts';
 
 type Placeholders<P> = { readonly [K in keyof P]: P[K] };
+
+/**
+ * How a dialect runs a compiled statement outside any transaction, its fastest way (each dialect's
+ * index.ts: SQLite on the driver itself, PostgreSQL as a named prepared statement on a pool
+ * connection); null when it cannot now, and the statement goes through Kysely.
+ */
+export interface DirectStatements {
+  runPrepared(sql: string, parameters: unknown[]): Promise<unknown[]> | null;
+}
+
+/** What PreparedQuery.run needs of a database handle (storage/database.ts, Db). */
+export interface PreparedQueryTarget {
+  readonly kysely: Kysely<any>;
+  readonly dialect: DirectStatements;
+}
 
 /**
  * A Kysely query built and compiled once, run many times with new parameters. Building a query
@@ -38,26 +50,22 @@ export class PreparedQuery<P extends Record<string, unknown>, Row> {
   }
 
   /**
-   * Runs on the database outside any transaction. On SQLite, when no transaction is open on the
-   * connection (which would make the statement see its uncommitted rows), it runs on the driver
-   * directly (dialects/sqlite/direct-statements.ts); otherwise through Kysely, which waits for it.
-   * On PostgreSQL, as a named prepared statement on a pool connection (dialects/postgres/direct-statements.ts).
+   * Runs on the database outside any transaction: the dialect's own way when it can
+   * (DirectStatements), otherwise through Kysely, which waits for an open transaction (SQLite
+   * runs it there when one is open on the connection, which would make the statement see its
+   * uncommitted rows).
    */
-  run(db: Db, params: P): Promise<Row[]> {
-    if (db.postgres !== null) return runPooled(db.postgres, this.sql, this.parameters(params)) as Promise<Row[]>;
-    if (db.sqlite !== null && !db.sqlite.inTransaction) {
-      try {
-        return Promise.resolve(runDirect(db.sqlite, this.sql, this.parameters(params)) as Row[]);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    return this.execute(db.kysely, params);
+  run(db: PreparedQueryTarget, params: P): Promise<Row[]> {
+    const parameters = this.parameters(params);
+    return (db.dialect.runPrepared(this.sql, parameters) as Promise<Row[]> | null) ?? this.executeWith(db.kysely, parameters);
   }
 
   /** Runs on the database or inside a transaction (a Transaction is a Kysely too). */
-  async execute(db: Kysely<any>, params: P): Promise<Row[]> {
-    const parameters = this.parameters(params);
+  execute(db: Kysely<any>, params: P): Promise<Row[]> {
+    return this.executeWith(db, this.parameters(params));
+  }
+
+  private async executeWith(db: Kysely<any>, parameters: unknown[]): Promise<Row[]> {
     const result = await db.executeQuery(CompiledQuery.raw(this.sql, parameters) as CompiledQuery<Row>);
     return result.rows;
   }

@@ -1,17 +1,12 @@
-import type { Transaction } from 'kysely';
-import type { Db } from './database.ts';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, SearchRow } from './schema.ts';
-import type { IdempotencyKeysRepository } from './repositories/idempotency-keys-repository.ts';
-import type { ReportsRepository } from './repositories/reports-repository.ts';
-import type { SearchesRepository } from './repositories/searches-repository.ts';
-import type { UsageCountersRepository } from './repositories/usage-counters-repository.ts';
 import { newReportId, newSortableId } from '../domain/ids.ts';
 import type { LotJson } from '../domain/lot.ts';
 import type { CommittedSearch } from '../domain/search.ts';
 import type { TokenPrincipal } from '../domain/principal.ts';
 import { PrincipalRecheck } from './principal-recheck.ts';
 import { runSteps, type Step } from './prepared-query.ts';
-import { earlierSearchOf, type EarlierKeyRow } from './repositories/idempotency-keys-repository.ts';
+import { earlierSearchOf, LedgerStatements, type EarlierKeyRow } from './ledger-statements.ts';
 
 export interface SearchToCommit {
   accountId: string;
@@ -51,13 +46,6 @@ export type CommitResult =
   /** The token or subscription the search relied on changed (revoked, cancelled, another plan): nothing was written. */
   | { kind: 'principal_changed' };
 
-export interface SearchCommitStores {
-  usageCounters: UsageCountersRepository;
-  idempotencyKeys: IdempotencyKeysRepository;
-  reports: ReportsRepository;
-  searches: SearchesRepository;
-}
-
 /** Commits searches: each dialect's search-commit.ts cuts the transactions its own way. */
 export interface SearchCommit {
   commit(input: SearchToCommit): Promise<CommitResult>;
@@ -73,12 +61,12 @@ export interface SearchCommit {
  */
 export class SearchUnit {
   readonly recheck: PrincipalRecheck;
+  readonly ledger: LedgerStatements;
 
-  constructor(
-    db: Db,
-    private readonly stores: SearchCommitStores,
-  ) {
-    this.recheck = new PrincipalRecheck(db.kysely);
+  /** `kysely` compiles the statements for its database; the dialect's search commit runs them. */
+  constructor(kysely: Kysely<Database>) {
+    this.recheck = new PrincipalRecheck(kysely);
+    this.ledger = new LedgerStatements(kysely);
   }
 
   /** Runs the unit in a Kysely transaction (PostgreSQL). */
@@ -98,7 +86,7 @@ export class SearchUnit {
 
   *steps(given: SearchToCommit, drawn: Drawn = drawFor(given)): Generator<Step, CommitResult, unknown[]> {
     const input = { ...given, subject: given.subject ?? given.vin, sandbox: given.sandbox ?? false };
-    const { usageCounters, reports, searches, idempotencyKeys } = this.stores;
+    const { ledger } = this;
     const at = input.now.toISOString();
     const { principal } = input;
     const counter = { accountId: input.accountId, periodStart: input.periodStart };
@@ -110,15 +98,15 @@ export class SearchUnit {
     const key = input.idempotencyKey === null ? null : input.sandbox ? SANDBOX_KEY_PREFIX + input.idempotencyKey : input.idempotencyKey;
     /** The answer an earlier search with this key gives: a replay of it, or a conflict; null when there is none. */
     const earlier = function* (keyName: string): Generator<Step, CommitResult | null, unknown[]> {
-      const [row] = yield { query: idempotencyKeys.earlierKey, params: { accountId: input.accountId, key: keyName } };
+      const [row] = yield { query: ledger.earlierKey, params: { accountId: input.accountId, key: keyName } };
       if (row === undefined) return null;
       const found = earlierSearchOf(row as EarlierKeyRow, input.subject, input.now);
       if (found === 'expired') {
-        yield { query: idempotencyKeys.deleteKey, params: { accountId: input.accountId, key: keyName } };
+        yield { query: ledger.deleteKey, params: { accountId: input.accountId, key: keyName } };
         return null;
       }
       if (found.kind === 'conflict') return { kind: 'idempotency_conflict', originalVin: found.originalVin };
-      const [used] = yield { query: usageCounters.selectUsed, params: counter };
+      const [used] = yield { query: ledger.selectUsed, params: counter };
       return { kind: 'replayed', used: usedOf(used), search: found.search, reportBaseUrl };
     };
     if (key !== null) {
@@ -127,9 +115,9 @@ export class SearchUnit {
     }
 
     let used: number | null;
-    if (input.sandbox) used = usedOf((yield { query: usageCounters.selectUsed, params: counter })[0]);
+    if (input.sandbox) used = usedOf((yield { query: ledger.selectUsed, params: counter })[0]);
     else {
-      const [counted] = yield { query: usageCounters.count, params: { ...counter, quota: input.quota } };
+      const [counted] = yield { query: ledger.count, params: { ...counter, quota: input.quota } };
       used = counted === undefined ? null : Number((counted as { used: number }).used);
       if (used !== null && used > input.quota) throw new Error('quota invariant broken: a first search counted past a quota below 1');
     }
@@ -141,13 +129,13 @@ export class SearchUnit {
         const answer = yield* earlier(key);
         if (answer) return answer;
       }
-      return { kind: 'quota_exceeded', used: usedOf((yield { query: usageCounters.selectUsed, params: counter })[0]) };
+      return { kind: 'quota_exceeded', used: usedOf((yield { query: ledger.selectUsed, params: counter })[0]) };
     }
 
     const { reportId } = drawn;
     if (reportId !== null) {
       yield {
-        query: reports.insertReport,
+        query: ledger.insertReport,
         params: { id: reportId, accountId: input.accountId, vin: input.vin, at, lots: drawn.lotsJson, sandbox: input.sandbox ? 1 : 0, tokenId: input.tokenId },
       };
     }
@@ -162,9 +150,9 @@ export class SearchUnit {
       period_start: input.periodStart,
       sandbox: input.sandbox ? 1 : 0,
     };
-    yield { query: searches.insertSearch, params: search };
+    yield { query: ledger.insertSearch, params: search };
     if (key !== null) {
-      yield { query: idempotencyKeys.insertKey, params: { accountId: input.accountId, key, vin: input.subject, searchId: search.id, at } };
+      yield { query: ledger.insertKey, params: { accountId: input.accountId, key, vin: input.subject, searchId: search.id, at } };
     }
     return {
       kind: 'committed',

@@ -20,7 +20,7 @@ const TABLES = [
 /** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */
 async function tables(db: Db): Promise<string[]> {
   const found = await db.kysely.introspection.getTables();
-  const current = db.dialect === 'postgres' ? await currentSchema(db) : undefined;
+  const current = db.dialect.name === 'postgres' ? await currentSchema(db) : undefined;
   return found.filter((table) => current === undefined || table.schema === current).map((table) => table.name).sort();
 }
 

@@ -1,8 +1,6 @@
 import { sql } from 'kysely';
 import { newId } from '../../domain/ids.ts';
 import type { Db } from '../database.ts';
-import { insertAttemptsPostgres } from '../dialects/postgres/auth-attempts.ts';
-import { insertAttemptsSqlite } from '../dialects/sqlite/auth-attempts.ts';
 
 export type AttemptKind = 'login_failure' | 'reset_request' | 'signup' | 'password_check';
 
@@ -45,15 +43,12 @@ export class AuthAttemptsRepository {
       select id, kind, subject, created_at from (${sql.join(rows, sql` union all `)}) as attempt
       where ${sql.join(underLimits, sql` and `)}`;
 
-    const inserted =
-      this.db.dialect === 'sqlite'
-        ? await insertAttemptsSqlite(this.db.kysely, insert, claims.length)
-        : await insertAttemptsPostgres(
-            this.db.kysely,
-            insert,
-            claims.length,
-            claims.map((claim) => `auth_attempts:${claim.kind}:${claim.subject}`),
-          );
+    const inserted = await this.db.dialect.insertAttempts(
+      this.db.kysely,
+      insert,
+      claims.length,
+      claims.map((claim) => `auth_attempts:${claim.kind}:${claim.subject}`),
+    );
     return inserted ? ids : null;
   }
 

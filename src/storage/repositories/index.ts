@@ -15,10 +15,8 @@ import { IdempotencyKeysRepository } from './idempotency-keys-repository.ts';
 import { ReportsRepository } from './reports-repository.ts';
 import { SearchesRepository } from './searches-repository.ts';
 import { UsageCountersRepository } from './usage-counters-repository.ts';
-import type { SearchCommit, SearchCommitStores } from '../search-commit.ts';
-import { SqliteSearchCommit } from '../dialects/sqlite/search-commit.ts';
-import { SqliteSearchCommitThread } from '../dialects/sqlite/search-commit-thread.ts';
-import { PostgresSearchCommit } from '../dialects/postgres/search-commit.ts';
+import type { SearchCommit } from '../search-commit.ts';
+import { LedgerStatements } from '../ledger-statements.ts';
 import { SettingsRepository } from './settings-repository.ts';
 import { TokensRepository } from './tokens-repository.ts';
 import { WebSessionsRepository } from './web-sessions-repository.ts';
@@ -66,35 +64,20 @@ export interface RepositoryOptions {
   queueMediaImages?: boolean;
 }
 
-/** Each dialect's search commit; on SQLite in the server, on a thread of its own (stopped when the database closes). */
-function searchCommitFor(db: Db, ledger: SearchCommitStores): SearchCommit {
-  if (db.dialect === 'postgres') return new PostgresSearchCommit(db, ledger);
-  if (db.sqliteCommitThread === null) return new SqliteSearchCommit(db, ledger);
-  const thread = new SqliteSearchCommitThread(db.sqliteCommitThread);
-  db.onClose(() => thread.close());
-  return thread;
-}
-
-/** What a search's commit writes and reads: its own statements come from these. */
-export function createLedgerStores(db: Db): SearchCommitStores {
-  return {
-    reports: new ReportsRepository(db),
-    searches: new SearchesRepository(db),
-    usageCounters: new UsageCountersRepository(db),
-    idempotencyKeys: new IdempotencyKeysRepository(db),
-  };
-}
-
 export function createRepositories(db: Db, options: RepositoryOptions = {}): Repositories {
-  const ledger = createLedgerStores(db);
+  const ledger = new LedgerStatements(db.kysely);
   return {
     plans: new PlansRepository(db),
     accounts: new AccountsRepository(db),
     subscriptions: new SubscriptionsRepository(db),
     tokens: new TokensRepository(db),
     lots: new LotsRepository(db, { queueImages: options.queueMediaImages === true }),
-    ...ledger,
-    searchCommit: searchCommitFor(db, ledger),
+    reports: new ReportsRepository(db, ledger),
+    searches: new SearchesRepository(db, ledger),
+    usageCounters: new UsageCountersRepository(db, ledger),
+    idempotencyKeys: new IdempotencyKeysRepository(db, ledger),
+    // One per database, however many sets of repositories are made on it (dialects/dialect.ts).
+    searchCommit: db.dialect.searchCommit(),
     settings: new SettingsRepository(db),
     brands: new BrandsRepository(db),
     passwords: new AccountPasswordsRepository(db),

@@ -3,7 +3,7 @@ import type { Database } from '../schema.ts';
 import { LOT_FIELDS, type Lot } from '../../domain/lot.ts';
 import { newId } from '../../domain/ids.ts';
 import type { ChangedField, LotEventBody } from '../../domain/webhook.ts';
-import { lotFromRow } from './lot-rows.ts';
+import { lotFromRow } from '../lot-rows.ts';
 
 /** How long an event is retried: 72 hours from its creation (or its resend). */
 export const DELIVERY_WINDOW_MS = 72 * 60 * 60 * 1000;

@@ -2,13 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
 import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../../domain/lot.ts';
-import { lotFromRow, type LotUpsertStatus } from './lot-rows.ts';
+import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
-import { tuneSqliteForBulkLoad, upsertLotsSqlite } from '../dialects/sqlite/lots-upsert.ts';
-import { upsertLotsPostgres } from '../dialects/postgres/lots-upsert.ts';
-import { lotsJsonByVinSqlite, withImages } from '../dialects/sqlite/lot-json.ts';
-import { lotsJsonByVinsPostgres } from '../dialects/postgres/lot-json.ts';
-import { BatchedReads } from '../dialects/postgres/batched-reads.ts';
 import { findBatchWatchers, recordLotEvents } from './lot-events.ts';
 import { queueLotImages } from './media-repository.ts';
 
@@ -30,19 +25,10 @@ export type IncomingLot = Lot & { readonly derived?: Partial<Lot> | undefined };
 /** Fields a derived value may fill: not the lot's identity, not its VIN, not its photos. */
 const DERIVABLE = new Set<string>(LOT_FIELDS.filter((field) => !['auction', 'lot_id', 'vin', 'images'].includes(field)));
 
-/** A lot as its JSON text (LotJson) with the fields that order a vehicle's lots. */
-interface LotJsonRow {
-  lot: string;
-  vin: string;
-  sale_date: string | null;
-  auction: string;
-  lot_id: number;
-}
-
 export class LotsRepository {
   /** Built once: every search runs it. */
   private readonly byVin;
-  private readonly jsonByVin: (vin: string) => Promise<LotJsonRow[]>;
+  private readonly jsonByVin;
   private readonly vinOfLot;
 
   /**
@@ -55,15 +41,7 @@ export class LotsRepository {
   ) {
     const k = db.kysely;
     this.byVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => k.selectFrom('lots').selectAll().where('vin', '=', p.vin));
-    if (db.dialect === 'sqlite') {
-      const jsonByVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => lotsJsonByVinSqlite(k, p.vin));
-      this.jsonByVin = async (vin) => (await jsonByVin.run(db, { vin })).map(withImages);
-    } else {
-      // PostgreSQL: the lots of the VINs asked for in one turn of the event loop, in one statement.
-      const jsonByVins = new PreparedQuery(k, ['vins'], (p: { vins: string[] }) => lotsJsonByVinsPostgres(k, p.vins));
-      const batched = new BatchedReads((vins) => jsonByVins.run(db, { vins }), (row) => row.vin);
-      this.jsonByVin = (vin) => batched.read(vin);
-    }
+    this.jsonByVin = db.dialect.lotsJsonReader(k);
     this.vinOfLot = new PreparedQuery(k, ['auction', 'lotId'], (p: { auction: string; lotId: number }) =>
       k.selectFrom('lots').select('vin').where('auction', '=', p.auction).where('lot_id', '=', p.lotId),
     );
@@ -117,10 +95,10 @@ export class LotsRepository {
 
   /**
    * Settings of this connection for loading lots in bulk (the import and seed commands). Only this
-   * connection is affected: the server's keeps SQLite's defaults. PostgreSQL needs nothing here.
+   * connection is affected: the server's keeps its defaults (the dialect's lots-upsert.ts).
    */
-  async tuneForBulkLoad(): Promise<void> {
-    if (this.db.dialect === 'sqlite') await tuneSqliteForBulkLoad(this.db.kysely);
+  tuneForBulkLoad(): Promise<void> {
+    return this.db.dialect.tuneForBulkLoad(this.db.kysely);
   }
 
   /**
@@ -139,7 +117,7 @@ export class LotsRepository {
     const at = now.toISOString();
     const write = async (kysely: Kysely<Database>) => {
       const watchers = await findBatchWatchers(kysely, lots, at);
-      const statuses = this.db.dialect === 'sqlite' ? await upsertLotsSqlite(kysely, lots, at) : await upsertLotsPostgres(kysely, lots, at);
+      const statuses = await this.db.dialect.upsertLots(kysely, lots, at);
       await fillDerived(kysely, lots, statuses, at);
       if (this.options.queueImages) {
         // An unchanged lot has the images it had, queued when they came.

@@ -2,8 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { newId } from '../../domain/ids.ts';
 import type { ClaimedMail, MailKind, MailQueueSummary, MailStatus, QueuedMail } from '../../domain/mail.ts';
 import type { Db } from '../database.ts';
-import { claimMailPostgres } from '../dialects/postgres/mail-claim.ts';
-import { claimMailSqlite } from '../dialects/sqlite/mail-claim.ts';
 import type { MailQueueRow } from '../schema.ts';
 
 /** A claimed message is settled only by its claim's holder, and only while the claim is its own. */
@@ -75,7 +73,7 @@ export class MailQueueRepository {
       leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),
       limit: Math.max(1, Math.trunc(limit)),
     };
-    const rows = this.db.dialect === 'sqlite' ? await claimMailSqlite(this.db.kysely, claim) : await claimMailPostgres(this.db.kysely, claim);
+    const rows = await this.db.dialect.claimMail(this.db.kysely, claim);
     return rows
       .map((row) => ({ ...toMail(row), claimId: row.claim_id!, leaseUntil: row.lease_until! }))
       .sort((a, b) => a.nextAttemptAt.localeCompare(b.nextAttemptAt) || a.id.localeCompare(b.id));

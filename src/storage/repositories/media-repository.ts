@@ -1,12 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import type { Db, DialectName } from '../database.ts';
+import type { Db } from '../database.ts';
+import type { QueuedUrl, StorageDialect } from '../dialects/dialect.ts';
 import type { Database } from '../schema.ts';
 import type { Lot } from '../../domain/lot.ts';
 import { isMediaExt, type ArchivedImage, type MediaClaim, type MediaObject, type MediaStatus } from '../../domain/media.ts';
-import * as sqliteQueue from '../dialects/sqlite/media-queue.ts';
-import * as postgresQueue from '../dialects/postgres/media-queue.ts';
-
-const queueOf = (dialect: DialectName) => (dialect === 'sqlite' ? sqliteQueue : postgresQueue);
 
 /** The host an image URL is fetched from, or null for a URL that cannot be fetched at all. */
 function hostOf(url: string): string | null {
@@ -19,9 +16,9 @@ function hostOf(url: string): string | null {
 }
 
 /** Every fetchable image URL of these lots, once each, in the lots' order and each lot's order. */
-function urlsOf(lots: Iterable<Pick<Lot, 'images'>>): sqliteQueue.QueuedUrl[] {
+function urlsOf(lots: Iterable<Pick<Lot, 'images'>>): QueuedUrl[] {
   const seen = new Set<string>();
-  const urls: sqliteQueue.QueuedUrl[] = [];
+  const urls: QueuedUrl[] = [];
   for (const lot of lots) {
     for (const url of lot.images) {
       if (seen.has(url)) continue;
@@ -37,8 +34,8 @@ function urlsOf(lots: Iterable<Pick<Lot, 'images'>>): sqliteQueue.QueuedUrl[] {
  * Queues the image URLs of lots being stored, in the caller's transaction (the lots upsert): one
  * insert-or-ignore per URL, so a URL is queued once whichever lot or import names it again.
  */
-export async function queueLotImages(kysely: Kysely<Database>, dialect: DialectName, lots: Iterable<Pick<Lot, 'images'>>, at: string): Promise<number> {
-  return queueOf(dialect).enqueueMediaUrls(kysely, urlsOf(lots), at);
+export async function queueLotImages(kysely: Kysely<Database>, dialect: StorageDialect, lots: Iterable<Pick<Lot, 'images'>>, at: string): Promise<number> {
+  return dialect.enqueueMediaUrls(kysely, urlsOf(lots), at);
 }
 
 export interface FailureRecord {
@@ -66,7 +63,7 @@ export class MediaRepository {
    */
   async claim(owner: string, limit: number, leaseMs: number, options: { skipHosts?: readonly string[]; now?: Date } = {}): Promise<MediaClaim[]> {
     const now = options.now ?? new Date();
-    const rows = await queueOf(this.db.dialect).claimMediaImages(this.db.kysely, {
+    const rows = await this.db.dialect.claimMediaImages(this.db.kysely, {
       owner,
       limit,
       skipHosts: options.skipHosts ?? [],
@@ -154,7 +151,7 @@ export class MediaRepository {
   async archivedByUrl(urls: readonly string[]): Promise<Map<string, ArchivedImage>> {
     const found = new Map<string, ArchivedImage>();
     if (urls.length === 0) return found;
-    const rows = await queueOf(this.db.dialect).archivedMediaByUrl(this.db.kysely, urls);
+    const rows = await this.db.dialect.archivedMediaByUrl(this.db.kysely, urls);
     for (const row of rows) if (isMediaExt(row.ext)) found.set(row.url, { hash: row.hash, ext: row.ext });
     return found;
   }
@@ -205,7 +202,7 @@ export class MediaRepository {
     const at = now.toISOString();
     return this.db.kysely.transaction().execute(async (trx) => {
       // URLs never queued (the archive was off when the lot came) are recorded as removed too.
-      await queueOf(this.db.dialect).enqueueMediaUrls(trx, urlsOf([{ images: [...urls] }]), at);
+      await this.db.dialect.enqueueMediaUrls(trx, urlsOf([{ images: [...urls] }]), at);
       const touched = await trx.selectFrom('media_images').select('hash').where('url', 'in', urls).where('hash', 'is not', null).execute();
       const result = await trx
         .updateTable('media_images')

@@ -1,31 +1,17 @@
-import type { Kysely } from 'kysely';
-import { PreparedQuery } from '../prepared-query.ts';
+import type { PreparedQuery } from '../prepared-query.ts';
+import type { LedgerStatements, NewReport } from '../ledger-statements.ts';
 import type { Db } from '../database.ts';
-import type { Database } from '../schema.ts';
 import type { StoredReport } from '../../domain/report.ts';
-
-export type NewReport = {
-  id: string;
-  accountId: string;
-  vin: string;
-  at: string;
-  /** The lots as JSON: the snapshot the report page shows. */
-  lots: string;
-  /** 1 for a sandbox token's report, 0 otherwise. */
-  sandbox: number;
-  /** The token whose search made it: its brand is the report's. */
-  tokenId: string;
-};
 
 export class ReportsRepository {
   /** Run by the search commit, on either driver. */
   readonly insertReport: PreparedQuery<NewReport, unknown>;
 
-  constructor(private readonly db: Db) {
-    const k = db.kysely;
-    this.insertReport = new PreparedQuery(k, ['id', 'accountId', 'vin', 'at', 'lots', 'sandbox', 'tokenId'], (p) =>
-      k.insertInto('reports').values({ id: p.id, account_id: p.accountId, vin: p.vin, created_at: p.at, lots: p.lots, sandbox: p.sandbox, token_id: p.tokenId }),
-    );
+  constructor(
+    private readonly db: Db,
+    ledger: LedgerStatements,
+  ) {
+    this.insertReport = ledger.insertReport;
   }
 
   async findById(id: string): Promise<StoredReport | undefined> {

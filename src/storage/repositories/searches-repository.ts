@@ -1,7 +1,8 @@
-import { sql, type Kysely } from 'kysely';
-import { PreparedQuery } from '../prepared-query.ts';
+import { sql } from 'kysely';
+import type { PreparedQuery } from '../prepared-query.ts';
+import type { LedgerStatements } from '../ledger-statements.ts';
 import type { Db } from '../database.ts';
-import type { Database, SearchRow } from '../schema.ts';
+import type { SearchRow } from '../schema.ts';
 import type { AccountSearch } from '../../domain/search.ts';
 
 /** The ledger of counted searches: one record per search, found or not, and the history pages read from it. */
@@ -9,10 +10,11 @@ export class SearchesRepository {
   /** Run by the search commit, on either driver. */
   readonly insertSearch: PreparedQuery<Record<keyof SearchRow, unknown>, unknown>;
 
-  constructor(private readonly db: Db) {
-    const k = db.kysely;
-    const searchColumns = ['id', 'account_id', 'token_id', 'vin', 'created_at', 'outcome', 'report_id', 'period_start', 'sandbox'] as const;
-    this.insertSearch = new PreparedQuery(k, searchColumns, (p) => k.insertInto('searches').values(p as SearchRow));
+  constructor(
+    private readonly db: Db,
+    ledger: LedgerStatements,
+  ) {
+    this.insertSearch = ledger.insertSearch;
   }
 
   /** Counted searches only: a sandbox token's are recorded but never counted. */

@@ -29,17 +29,14 @@ export class WatchesRepository {
 
   /**
    * Adds a watch within the plan's limit, or answers the account's existing watch of the same
-   * target. The count and the insert share one transaction; on PostgreSQL the account row is
-   * locked first, so two simultaneous requests cannot both take the last place (SQLite has one
-   * writer at a time anyway).
+   * target. The count and the insert share one transaction, which holds the account first (the
+   * dialect's account-lock.ts), so two simultaneous requests cannot both take the last place.
    */
   async create(accountId: string, target: WatchTarget, now = new Date()): Promise<CreateWatchResult> {
     const at = now.toISOString();
     const attempt = () =>
       this.db.kysely.transaction().execute(async (trx): Promise<CreateWatchResult> => {
-        if (this.db.dialect === 'postgres') {
-          await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
-        }
+        await this.db.dialect.lockAccount(trx, accountId);
         const existing = await findTarget(trx, accountId, target);
         if (existing) return { kind: 'exists', watch: toWatch(existing) };
         const plan = await trx

@@ -3,8 +3,6 @@ import type { WebhookAttemptRow, WebhookOutboxRow } from '../schema.ts';
 import { newId } from '../../domain/ids.ts';
 import { encodeCursor, type Page, type PagePosition } from '../../domain/watch.ts';
 import type { ClaimedEvent, Delivery, DeliveryAttempt, DeliveryStatus, WebhookEventType } from '../../domain/webhook.ts';
-import { claimDueEventsPostgres } from '../dialects/postgres/webhook-claims.ts';
-import { claimDueEventsSqlite } from '../dialects/sqlite/webhook-claims.ts';
 import { DELIVERY_WINDOW_MS } from './lot-events.ts';
 
 function toClaimed(row: WebhookOutboxRow): ClaimedEvent {
@@ -70,7 +68,7 @@ export class WebhookOutboxRepository {
       limit: options.limit,
       ...(options.eventId !== undefined ? { eventId: options.eventId } : {}),
     };
-    const rows = this.db.dialect === 'postgres' ? await claimDueEventsPostgres(this.db.kysely, claim) : await claimDueEventsSqlite(this.db.kysely, claim);
+    const rows = await this.db.dialect.claimWebhookEvents(this.db.kysely, claim);
     return rows.map(toClaimed);
   }
 

@@ -3,7 +3,7 @@ import type { Lot } from '../../../src/domain/lot.ts';
 import { LOT_FIELDS } from '../../../src/domain/lot.ts';
 import { Prng } from '../../../src/dev/seed/prng.ts';
 import { LotsRepository } from '../../../src/storage/repositories/lots-repository.ts';
-import { mergeLot } from '../../../src/storage/repositories/lot-rows.ts';
+import { mergeLot } from '../../../src/storage/lot-rows.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
 import { makeLot, validVin } from '../../support/fixtures.ts';
 

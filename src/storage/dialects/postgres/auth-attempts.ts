@@ -7,7 +7,7 @@ import type { Database } from '../../schema.ts';
  * then reads a snapshot taken after the lock, which holds every attempt committed by the previous
  * holder. True when every row was inserted.
  */
-export async function insertAttemptsPostgres(kysely: Kysely<Database>, insert: RawBuilder<unknown>, rows: number, lockKeys: string[]): Promise<boolean> {
+export async function insertAttemptsPostgres(kysely: Kysely<Database>, insert: RawBuilder<unknown>, rows: number, lockKeys: readonly string[]): Promise<boolean> {
   const keys = [...new Set(lockKeys)].sort();
   return kysely.transaction().execute(async (trx) => {
     for (const key of keys) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Lot } from '../../../domain/lot.ts';
 import type { Database } from '../../schema.ts';
-import { rowParams, upsertStatementSql, type LotUpsertStatus } from '../../repositories/lot-rows.ts';
+import { rowParams, upsertStatementSql, type LotUpsertStatus } from '../../lot-rows.ts';
 
 /** Rows per statement: 500 x 32 parameters stays far below the protocol's 65,535. */
 const ROWS_PER_STATEMENT = 500;

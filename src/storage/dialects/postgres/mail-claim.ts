@@ -1,13 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, MailQueueRow } from '../../schema.ts';
-
-/** Who claims (one id per claim), when, for how long, and at most how many messages. */
-export interface MailClaim {
-  claimId: string;
-  now: string;
-  leaseUntil: string;
-  limit: number;
-}
+import type { MailClaim } from '../dialect.ts';
 
 /**
  * PostgreSQL: several instances claim at once. The due rows are locked with FOR UPDATE SKIP

@@ -1,26 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from '../../schema.ts';
-
-export interface QueuedUrl {
-  readonly url: string;
-  readonly host: string;
-}
-
-export interface ClaimOptions {
-  readonly owner: string;
-  readonly limit: number;
-  readonly now: string;
-  readonly leaseUntil: string;
-  /** Hosts this claimer is already fetching from as much as it may: their images wait. */
-  readonly skipHosts: readonly string[];
-}
-
-export interface ClaimedRow {
-  id: number;
-  url: string;
-  host: string;
-  attempts: number;
-}
+import type { ClaimedRow, ClaimOptions, QueuedUrl } from '../dialect.ts';
 
 /** Rows per statement: 1,000 x 5 parameters stays far below the protocol's 65,535. */
 const ROWS_PER_STATEMENT = 1000;

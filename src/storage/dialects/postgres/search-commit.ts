@@ -1,5 +1,9 @@
-import { isDatabaseBusy, type Db } from '../../database.ts';
-import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit } from '../../search-commit.ts';
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Database } from '../../schema.ts';
+import { SearchUnit, type CommitResult, type SearchCommit, type SearchToCommit } from '../../search-commit.ts';
+import { anyCause } from '../dialect.ts';
+import { isPostgresBusy, isPostgresUniqueViolation } from './connection.ts';
 import type { SubscriptionInForceRow } from '../../principal-recheck.ts';
 import { GroupCommit, type UnitStep } from './commits.ts';
 
@@ -26,34 +30,34 @@ export interface PostgresSearchCommitOptions {
 export class PostgresSearchCommit implements SearchCommit {
   private readonly committer: GroupCommit<SearchToCommit, CommitResult>;
 
-  constructor(db: Db, stores: SearchCommitStores, options: PostgresSearchCommitOptions = {}) {
-    if (db.postgres === null) throw new Error('PostgresSearchCommit needs a PostgreSQL database');
-    const unit = new SearchUnit(db, stores);
+  /** `pool` is Kysely's own, under `kysely`. */
+  constructor(kysely: Kysely<Database>, pool: pg.Pool, options: PostgresSearchCommitOptions = {}) {
+    const unit = new SearchUnit(kysely);
     // What a search's statements answer when it goes through (commits.ts sends its statements on
     // these guesses): the token is live, the subscription in force is the one the search ran
     // for, the counter has room, the Idempotency-Key is new. A search past the quota, or whose
     // principal changed, or that repeats a key, runs again statement by statement.
-    const { usageCounters, idempotencyKeys, reports, searches } = stores;
+    const { ledger } = unit;
     const written: unknown[] = [];
     const guesses = new Map<UnitStep['query'], (input: SearchToCommit) => unknown[]>([
       [unit.recheck.liveToken, () => [{ id: null, tokenBrandId: null, tokenBrandBaseUrl: null, defaultBrandBaseUrl: null }]],
       [unit.recheck.subscriptionInForce, (input) => (input.principal.subscription === null ? [] : [subscriptionRow(input.principal.subscription)])],
-      [idempotencyKeys.earlierKey, () => []],
-      [usageCounters.count, () => [{ used: 1 }]],
-      [usageCounters.selectUsed, () => [{ used: 0 }]],
-      [reports.insertReport, () => written],
-      [searches.insertSearch, () => written],
-      [idempotencyKeys.insertKey, () => written],
+      [ledger.earlierKey, () => []],
+      [ledger.count, () => [{ used: 1 }]],
+      [ledger.selectUsed, () => [{ used: 0 }]],
+      [ledger.insertReport, () => written],
+      [ledger.insertSearch, () => written],
+      [ledger.insertKey, () => written],
     ]);
-    this.committer = new GroupCommit(db.postgres, (input) => unit.plan(input), {
+    this.committer = new GroupCommit(pool, (input) => unit.plan(input), {
       maxBatch: options.maxBatch ?? MAX_BATCH,
       maxInFlight: options.maxInFlight ?? MAX_IN_FLIGHT,
       lockKey: (input) => input.accountId,
       compare: lockOrder,
       // Two requests with the same new Idempotency-Key raced and the other one committed first; run
       // again, and this time the key is found and the first result replayed.
-      retry: (input, error) => input.idempotencyKey !== null && db.isUniqueViolation(error),
-      contended: isDatabaseBusy,
+      retry: (input, error) => input.idempotencyKey !== null && isPostgresUniqueViolation(error),
+      contended: (error) => anyCause(error, isPostgresBusy),
       guess: (step, input) => guesses.get(step.query)?.(input),
     });
   }

@@ -1,21 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, WebhookOutboxRow } from '../../schema.ts';
-
-export interface ClaimOptions {
-  owner: string;
-  now: string;
-  leaseUntil: string;
-  limit: number;
-  /** Claim this one event only (a test ping, a resend), if it is due and free. */
-  eventId?: string;
-}
+import type { EventClaim } from '../dialect.ts';
 
 /**
  * Any number of instances claim at once: FOR UPDATE SKIP LOCKED makes each pass over rows another
  * instance is claiming, and the lease written in the same statement keeps them out of every later
  * claim until it ends (a worker that died mid-delivery loses its events when its lease runs out).
  */
-export async function claimDueEventsPostgres(kysely: Kysely<Database>, options: ClaimOptions): Promise<WebhookOutboxRow[]> {
+export async function claimDueEventsPostgres(kysely: Kysely<Database>, options: EventClaim): Promise<WebhookOutboxRow[]> {
   const only = options.eventId === undefined ? sql`` : sql`and id = ${options.eventId}`;
   const { rows } = await sql<WebhookOutboxRow>`
     with due as (

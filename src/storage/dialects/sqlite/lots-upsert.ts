@@ -1,7 +1,7 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Lot } from '../../../domain/lot.ts';
 import type { Database } from '../../schema.ts';
-import { rowParams, upsertStatementSql, type LotUpsertStatus } from '../../repositories/lot-rows.ts';
+import { rowParams, upsertStatementSql, type LotUpsertStatus } from '../../lot-rows.ts';
 
 /**
  * WAL pages after which a bulk-loading connection checkpoints (copies the WAL back into the

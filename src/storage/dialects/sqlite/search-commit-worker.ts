@@ -5,15 +5,17 @@
  */
 import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../../database.ts';
-import { createLedgerStores } from '../../repositories/index.ts';
+import { Kysely } from 'kysely';
+import type { Database } from '../../schema.ts';
 import { SearchUnit } from '../../search-commit.ts';
+import { openSqlite } from './connection.ts';
 import { SqliteSearchBatch } from './search-batch.ts';
 import { toWire, type CommitThreadData, type CommitThreadReply, type CommitThreadRequest } from './search-commit-thread.ts';
 
 const { file, lockTimeoutMs, walRestartBytes } = workerData as CommitThreadData;
-const db = await openDatabase({ kind: 'sqlite', file }, { lockTimeoutMs });
-const raw = db.sqlite!;
+const { dialect, raw } = openSqlite({ file, busyTimeoutMs: lockTimeoutMs });
+// Kysely compiles the unit's statements; they run on the driver itself.
+const kysely = new Kysely<Database>({ dialect });
 // The server's checkpointer copies the log into the database; none inside this thread's commits.
 raw.pragma('wal_autocheckpoint = 0');
 // After a restart the log is written again from its beginning, and the file is cut back to the
@@ -38,7 +40,7 @@ function restartLongLog(): void {
   }
   if (size > walRestartBytes) raw.pragma('wal_checkpoint(RESTART)');
 }
-const batch = new SqliteSearchBatch(raw, new SearchUnit(db, createLedgerStores(db)), { waitForLock: true });
+const batch = new SqliteSearchBatch(raw, new SearchUnit(kysely), { waitForLock: true });
 
 parentPort!.on('message', (request: CommitThreadRequest) => {
   let reply: CommitThreadReply;

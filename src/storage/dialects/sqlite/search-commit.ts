@@ -1,8 +1,8 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { Database } from '../../schema.ts';
 import { MAX_GROUP_COMMIT, SqliteSearchBatch, WriteLockBusy, type Outcome, type PendingSearch as Pending } from './search-batch.ts';
-import { SearchUnit, type CommitResult, type SearchCommit, type SearchCommitStores, type SearchToCommit } from '../../search-commit.ts';
+import { SearchUnit, type CommitResult, type SearchCommit, type SearchToCommit } from '../../search-commit.ts';
 
 /** Waits between tries for the write lock another connection holds: short at first, at most 20 ms. */
 const LOCK_RETRY_MS = [1, 2, 4, 8, 16, 20];
@@ -33,10 +33,10 @@ export class SqliteSearchCommit implements SearchCommit {
   /** When the batch now waiting for the write lock first found it held, and how many times. */
   private lockWait: { since: number; tries: number } | null = null;
 
-  constructor(db: Db, stores: SearchCommitStores) {
-    if (db.sqlite === null) throw new Error('SqliteSearchCommit needs a SQLite database');
-    this.kysely = db.kysely;
-    this.batch = new SqliteSearchBatch(db.sqlite, new SearchUnit(db, stores), { waitForLock: false });
+  /** `raw` is the driver under `kysely`: the same connection. */
+  constructor(kysely: Kysely<Database>, raw: BetterSqlite3.Database) {
+    this.kysely = kysely;
+    this.batch = new SqliteSearchBatch(raw, new SearchUnit(kysely), { waitForLock: false });
   }
 
   commit(input: SearchToCommit): Promise<CommitResult> {

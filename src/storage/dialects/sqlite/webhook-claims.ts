@@ -1,20 +1,12 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, WebhookOutboxRow } from '../../schema.ts';
-
-export interface ClaimOptions {
-  owner: string;
-  now: string;
-  leaseUntil: string;
-  limit: number;
-  /** Claim this one event only (a test ping, a resend), if it is due and free. */
-  eventId?: string;
-}
+import type { EventClaim } from '../dialect.ts';
 
 /**
  * SQLite has one writer at a time, so one statement claims atomically; the lease still keeps the
  * server's worker and a `vinhistory deliver` on the same file from sending an event twice.
  */
-export async function claimDueEventsSqlite(kysely: Kysely<Database>, options: ClaimOptions): Promise<WebhookOutboxRow[]> {
+export async function claimDueEventsSqlite(kysely: Kysely<Database>, options: EventClaim): Promise<WebhookOutboxRow[]> {
   const only = options.eventId === undefined ? sql`` : sql`and id = ${options.eventId}`;
   const { rows } = await sql<WebhookOutboxRow>`
     update webhook_outbox set lease_owner = ${options.owner}, lease_until = ${options.leaseUntil}

@@ -4,6 +4,7 @@ import { openDatabase, type Db } from '../../../../src/storage/database.ts';
 import { GroupCommit, type GroupCommitOptions, type UnitStep, type UnitSteps } from '../../../../src/storage/dialects/postgres/commits.ts';
 import { newTestSchemaName } from '../../../support/databases.ts';
 import { TEST_POSTGRES_URL } from '../../../support/env.ts';
+import type { PostgresStorageDialect } from '../../../../src/storage/dialects/postgres/index.ts';
 
 /** What a unit is asked to do: write `id` into the probe table under lock key `key`, and perhaps fail. */
 interface Probe {
@@ -98,7 +99,7 @@ describe.runIf(TEST_POSTGRES_URL)('GroupCommit on PostgreSQL', () => {
   }
 
   function groupCommit(options: Partial<GroupCommitOptions<Probe>> = {}): GroupCommit<Probe, Ran> {
-    return new GroupCommit<Probe, Ran>(db.postgres!, unit, {
+    return new GroupCommit<Probe, Ran>((db.dialect as PostgresStorageDialect).pool, unit, {
       maxBatch: 32,
       maxInFlight: 1,
       lockKey: (probe) => probe.key ?? 'k',

@@ -2,6 +2,7 @@ import { lotJson } from '../../../../src/domain/lot.ts';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { migrateToLatest, openDatabase, type Db } from '../../../../src/storage/database.ts';
+import type { PostgresStorageDialect } from '../../../../src/storage/dialects/postgres/index.ts';
 import { PostgresSearchCommit } from '../../../../src/storage/dialects/postgres/search-commit.ts';
 import { createRepositories, type Repositories } from '../../../../src/storage/repositories/index.ts';
 import type { CommitResult, SearchCommit, SearchToCommit } from '../../../../src/storage/search-commit.ts';
@@ -12,6 +13,8 @@ import { createCustomer, makeLot, principalAt, type Customer } from '../../../su
 import { randomVin } from '../../repositories/helpers.ts';
 
 const PERIOD = '2026-03-01T00:00:00.000Z';
+
+const poolOf = (db: Db) => (db.dialect as PostgresStorageDialect).pool;
 
 /** One "process": its own pool on the shared schema, and its own group commit. */
 interface Instance {
@@ -85,7 +88,7 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
   /** Counts the transactions an instance's search commits open from now on: each takes a pool connection (and nothing else does meanwhile). */
   function countTransactions(instance: Instance): { count: number } {
     const counter = { count: 0 };
-    const pool = instance.db.postgres!;
+    const pool = poolOf(instance.db);
     const original = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
     vi.spyOn(pool, 'connect').mockImplementation((() => {
       counter.count++;
@@ -110,7 +113,7 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
   test('a search that fails inside its batch takes back its own writes only: its batch-mates commit with it', async () => {
     const customer = await createCustomer(repos());
     await principalOf(customer);
-    const solo = new PostgresSearchCommit(instances[0]!.db, repos(), { maxInFlight: 1 });
+    const solo = new PostgresSearchCommit(instances[0]!.db.kysely, poolOf(instances[0]!.db), { maxInFlight: 1 });
     const transactions = countTransactions(instances[0]!);
     // The search record names a token that does not exist: its insert fails on the foreign key, after
     // the counter and the report were written in the same savepoint.
@@ -138,7 +141,7 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
     await Promise.all([principalOf(x!), principalOf(y!)]);
     // One transaction in flight per instance, so that each batch holds searches of both accounts,
     // which arrive in one order at the first instance and in the other at the second.
-    const [a, b] = instances.map((instance) => ({ searchCommit: new PostgresSearchCommit(instance.db, instance.repos, { maxInFlight: 1 }) }));
+    const [a, b] = instances.map((instance) => ({ searchCommit: new PostgresSearchCommit(instance.db.kysely, poolOf(instance.db), { maxInFlight: 1 }) }));
     const started = Date.now();
     const results = await Promise.all(
       Array.from({ length: 15 }, () => [
@@ -165,7 +168,7 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
     try {
       await holder.query('begin');
       await holder.query('select used from usage_counters where account_id = $1 for update', [x!.accountId]);
-      const commits = { searchCommit: new PostgresSearchCommit(impatient, createRepositories(impatient), { maxInFlight: 1 }) };
+      const commits = { searchCommit: new PostgresSearchCommit(impatient.kysely, poolOf(impatient), { maxInFlight: 1 }) };
       const started = Date.now();
       // The first search goes alone; the other nine wait for it and make one batch.
       const settled = await Promise.allSettled([search(commits, y!), ...Array.from({ length: 8 }, () => search(commits, x!)), search(commits, y!)]);

@@ -1,5 +1,5 @@
-import type { LotRow } from '../schema.ts';
-import { LOT_FIELDS, type Lot } from '../../domain/lot.ts';
+import type { LotRow } from './schema.ts';
+import { LOT_FIELDS, type Lot } from '../domain/lot.ts';
 
 export function lotFromRow(row: LotRow): Lot {
   const lot = {} as Record<string, unknown>;

@@ -1,0 +1,125 @@
+import type { Kysely, RawBuilder } from 'kysely';
+import type { Lot } from '../../domain/lot.ts';
+import type { LotUpsertStatus } from '../lot-rows.ts';
+import type { DirectStatements } from '../prepared-query.ts';
+import type { Database, MailQueueRow, WebhookOutboxRow } from '../schema.ts';
+import type { SearchCommit } from '../search-commit.ts';
+
+/**
+ * Everything that differs between the two databases, in one interface, as Kysely has one for its
+ * SQL: each side implements it in its own folder with the same file set (`sqlite/index.ts`,
+ * `postgres/index.ts`, each file beside them one part of it). A repository is given the dialect of
+ * its database (Db.dialect) and calls it; it never asks which one it is. Every method takes the
+ * Kysely it is to run on: the database, or the transaction the caller holds.
+ */
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** A photo URL to queue for the archive, and the host it is fetched from (media-queue.ts). */
+export interface QueuedUrl {
+  readonly url: string;
+  readonly host: string;
+}
+
+/** A claim of due photos: who, how many, when, for how long. */
+export interface ClaimOptions {
+  readonly owner: string;
+  readonly limit: number;
+  readonly now: string;
+  readonly leaseUntil: string;
+  /** Hosts this claimer is already fetching from as much as it may: their images wait. */
+  readonly skipHosts: readonly string[];
+}
+
+/** A photo claimed for fetching. */
+export interface ClaimedRow {
+  id: number;
+  url: string;
+  host: string;
+  attempts: number;
+}
+
+/** A claim of due mail: one id per claim, when, for how long, and at most how many messages (mail-claim.ts). */
+export interface MailClaim {
+  claimId: string;
+  now: string;
+  leaseUntil: string;
+  limit: number;
+}
+
+/** A claim of due webhook events (webhook-claims.ts). */
+export interface EventClaim {
+  owner: string;
+  now: string;
+  leaseUntil: string;
+  limit: number;
+  /** Claim this one event only (a test ping, a resend), if it is due and free. */
+  eventId?: string;
+}
+
+/** A lot as its JSON text (LotJson) with the fields that order a vehicle's lots (lot-json.ts). */
+export interface LotJsonRow {
+  lot: string;
+  vin: string;
+  sale_date: string | null;
+  auction: string;
+  lot_id: number;
+}
+
+export interface StorageDialect extends DirectStatements {
+  /** For logs, health and tests: never for a branch (docs/architecture.md). */
+  readonly name: DialectName;
+
+  // Connection (connection.ts).
+  isUniqueViolation(error: unknown): boolean;
+  /** The schema Kysely's migration tables live in, when the database has several (PostgreSQL); undefined: the default. */
+  migrationTableSchema(kysely: Kysely<Database>): Promise<string | undefined>;
+  /** Stops what the dialect runs beside the connection (SQLite's checkpointer and commit thread) and closes it. */
+  close(): Promise<void>;
+
+  // Reads. runPrepared (DirectStatements, direct-statements.ts): a compiled statement outside any transaction.
+  /**
+   * The reader of a vehicle's lots as their JSON text (lot-json.ts), built once per repository: on
+   * SQLite one prepared probe on the driver, on PostgreSQL the reads of one event-loop turn in one
+   * statement (batched-reads.ts). `kysely` is the repository's (a transaction's, perhaps).
+   */
+  lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]>;
+
+  // Lots (lots-upsert.ts).
+  /** Upserts lots by (auction, lot_id) under lot-rows.ts's merge rule; what happened to each, in order. */
+  upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]>;
+  /** Settings of this connection for loading lots in bulk (the import and seed commands). */
+  tuneForBulkLoad(kysely: Kysely<Database>): Promise<void>;
+
+  // The search commit (search-commit.ts), one per database, built when first asked for.
+  searchCommit(): SearchCommit;
+
+  // Claims of queued work: mail (mail-claim.ts), webhook events (webhook-claims.ts), photos (media-queue.ts).
+  claimMail(kysely: Kysely<Database>, claim: MailClaim): Promise<MailQueueRow[]>;
+  claimWebhookEvents(kysely: Kysely<Database>, claim: EventClaim): Promise<WebhookOutboxRow[]>;
+  /** Queues photo URLs not yet known (insert-or-ignore); how many were new. */
+  enqueueMediaUrls(kysely: Kysely<Database>, urls: readonly QueuedUrl[], at: string): Promise<number>;
+  claimMediaImages(kysely: Kysely<Database>, options: ClaimOptions): Promise<ClaimedRow[]>;
+  archivedMediaByUrl(kysely: Kysely<Database>, urls: readonly string[]): Promise<{ url: string; hash: string; ext: string }[]>;
+
+  // Atomic counts (auth-attempts.ts, account-lock.ts).
+  /**
+   * Runs the throttle's conditional insert so that counting and recording are one step across
+   * connections and processes; true when every one of `rows` rows was inserted. `lockKeys` name
+   * what it counts (one per subject).
+   */
+  insertAttempts(kysely: Kysely<Database>, insert: RawBuilder<unknown>, rows: number, lockKeys: readonly string[]): Promise<boolean>;
+  /** In a transaction: holds the account's row until it ends, so a count then an insert for it cannot interleave with another's. */
+  lockAccount(trx: Kysely<Database>, accountId: string): Promise<void>;
+
+  // Next: the catalogue and market queries and the lot history (issues that follow) add their
+  // dialect-specific statements here, each as a file in both folders, beside these.
+}
+
+/** True when the error, or one it was wrapped around (`cause`), passes the test. */
+export function anyCause(error: unknown, test: (error: unknown) => boolean): boolean {
+  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    if (test(current)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,130 @@
+import { Kysely, sql, type RawBuilder } from 'kysely';
+import type pg from 'pg';
+import type { Lot } from '../../../domain/lot.ts';
+import type { LotUpsertStatus } from '../../lot-rows.ts';
+import { PreparedQuery } from '../../prepared-query.ts';
+import type { Database, MailQueueRow, WebhookOutboxRow } from '../../schema.ts';
+import type { SearchCommit } from '../../search-commit.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect } from '../dialect.ts';
+import { lockAccountPostgres } from './account-lock.ts';
+import { insertAttemptsPostgres } from './auth-attempts.ts';
+import { BatchedReads } from './batched-reads.ts';
+import { isPostgresUniqueViolation, openPostgres } from './connection.ts';
+import { runPooled } from './direct-statements.ts';
+import { lotsJsonByVinsPostgres } from './lot-json.ts';
+import { upsertLotsPostgres } from './lots-upsert.ts';
+import { claimMailPostgres } from './mail-claim.ts';
+import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
+import { PostgresSearchCommit } from './search-commit.ts';
+import { claimDueEventsPostgres } from './webhook-claims.ts';
+
+export interface OpenPostgresStorageOptions {
+  url: string;
+  /** The schema to use (created if missing). */
+  schema?: string;
+  lockTimeoutMs?: number;
+  maxConnections?: number;
+}
+
+/** PostgreSQL's side of the storage dialect: Kysely's pool, shared by any number of instances. */
+export class PostgresStorageDialect implements StorageDialect {
+  readonly name = 'postgres' as const;
+  private commit: SearchCommit | null = null;
+
+  constructor(
+    private readonly kysely: Kysely<Database>,
+    /** Kysely's own pool, for statements run on a connection of it directly. */
+    readonly pool: pg.Pool,
+  ) {}
+
+  isUniqueViolation(error: unknown): boolean {
+    return isPostgresUniqueViolation(error);
+  }
+
+  /**
+   * The current schema: Kysely otherwise looks for its bookkeeping tables in every schema of the
+   * database (database.ts, createMigrator).
+   */
+  async migrationTableSchema(kysely: Kysely<Database>): Promise<string | undefined> {
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(kysely);
+    return rows[0]?.schema ?? undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.kysely.destroy();
+  }
+
+  /** Always as a named prepared statement on a pool connection, outside the caller's transaction. */
+  runPrepared(sql: string, parameters: unknown[]): Promise<unknown[]> {
+    return runPooled(this.pool, sql, parameters);
+  }
+
+  /** The lots of the VINs asked for in one turn of the event loop, in one statement. */
+  lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]> {
+    const jsonByVins = new PreparedQuery(kysely, ['vins'], (p: { vins: string[] }) => lotsJsonByVinsPostgres(kysely, p.vins));
+    const target = { kysely, dialect: this };
+    const batched = new BatchedReads<LotJsonRow>((vins) => jsonByVins.run(target, { vins }), (row) => row.vin);
+    return (vin) => batched.read(vin);
+  }
+
+  upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]> {
+    return upsertLotsPostgres(kysely, lots, at);
+  }
+
+  /** Nothing: PostgreSQL loads in bulk with its settings as they are. */
+  async tuneForBulkLoad(): Promise<void> {}
+
+  searchCommit(): SearchCommit {
+    this.commit ??= new PostgresSearchCommit(this.kysely, this.pool);
+    return this.commit;
+  }
+
+  claimMail(kysely: Kysely<Database>, claim: MailClaim): Promise<MailQueueRow[]> {
+    return claimMailPostgres(kysely, claim);
+  }
+
+  claimWebhookEvents(kysely: Kysely<Database>, claim: EventClaim): Promise<WebhookOutboxRow[]> {
+    return claimDueEventsPostgres(kysely, claim);
+  }
+
+  enqueueMediaUrls(kysely: Kysely<Database>, urls: readonly QueuedUrl[], at: string): Promise<number> {
+    return enqueueMediaUrls(kysely, urls, at);
+  }
+
+  claimMediaImages(kysely: Kysely<Database>, options: ClaimOptions): Promise<ClaimedRow[]> {
+    return claimMediaImages(kysely, options);
+  }
+
+  archivedMediaByUrl(kysely: Kysely<Database>, urls: readonly string[]): Promise<{ url: string; hash: string; ext: string }[]> {
+    return archivedMediaByUrl(kysely, urls);
+  }
+
+  insertAttempts(kysely: Kysely<Database>, insert: RawBuilder<unknown>, rows: number, lockKeys: readonly string[]): Promise<boolean> {
+    return insertAttemptsPostgres(kysely, insert, rows, lockKeys);
+  }
+
+  lockAccount(trx: Kysely<Database>, accountId: string): Promise<void> {
+    return lockAccountPostgres(trx, accountId);
+  }
+}
+
+/** Opens Kysely's pool with the connection settings (connection.ts); a schema given is created first. */
+export async function openPostgresStorage(options: OpenPostgresStorageOptions): Promise<{ kysely: Kysely<Database>; dialect: PostgresStorageDialect }> {
+  if (options.schema) {
+    // search_path only takes effect for an existing schema; create it through a plain connection.
+    const bootstrap = openPostgres({ url: options.url, maxConnections: 1 });
+    try {
+      await bootstrap.pool.query(`create schema if not exists "${options.schema.replace(/"/g, '')}"`);
+    } finally {
+      await bootstrap.pool.end();
+    }
+  }
+  const { dialect, pool } = openPostgres({
+    url: options.url,
+    ...(options.schema ? { schema: options.schema } : {}),
+    ...(options.lockTimeoutMs !== undefined ? { lockTimeoutMs: options.lockTimeoutMs } : {}),
+    ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+  });
+  const kysely = new Kysely<Database>({ dialect });
+  return { kysely, dialect: new PostgresStorageDialect(kysely, pool) };
+}

@@ -1,0 +1,145 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { Kysely, type RawBuilder } from 'kysely';
+import type { Lot } from '../../../domain/lot.ts';
+import type { LotUpsertStatus } from '../../lot-rows.ts';
+import { PreparedQuery } from '../../prepared-query.ts';
+import type { Database, MailQueueRow, WebhookOutboxRow } from '../../schema.ts';
+import type { SearchCommit } from '../../search-commit.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect } from '../dialect.ts';
+import { lockAccountSqlite } from './account-lock.ts';
+import { insertAttemptsSqlite } from './auth-attempts.ts';
+import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpointer } from './checkpointer.ts';
+import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
+import { runDirect } from './direct-statements.ts';
+import { lotsJsonByVinSqlite, withImages } from './lot-json.ts';
+import { tuneSqliteForBulkLoad, upsertLotsSqlite } from './lots-upsert.ts';
+import { claimMailSqlite } from './mail-claim.ts';
+import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
+import { SqliteSearchCommit } from './search-commit.ts';
+import { SqliteSearchCommitThread, type CommitThreadData } from './search-commit-thread.ts';
+import { claimDueEventsSqlite } from './webhook-claims.ts';
+
+export interface OpenSqliteStorageOptions {
+  /** A file path, or ':memory:' for tests. */
+  file: string;
+  busyTimeoutMs?: number;
+  /** Checkpoint the WAL from a worker thread (long-running server processes; a file only). */
+  backgroundCheckpoint?: boolean;
+  onBackgroundError?: (message: string) => void;
+  /** Commit searches on a thread of its own with a connection of its own (the server; a file only). */
+  searchCommitThread?: boolean;
+}
+
+/** SQLite's side of the storage dialect: one better-sqlite3 connection, in this process. */
+export class SqliteStorageDialect implements StorageDialect {
+  readonly name = 'sqlite' as const;
+  private commit: SearchCommit | null = null;
+  private thread: SqliteSearchCommitThread | null = null;
+
+  constructor(
+    private readonly kysely: Kysely<Database>,
+    /** The driver under `kysely`: the same connection, for statements run on it directly. */
+    readonly raw: BetterSqlite3.Database,
+    private readonly commitThread: CommitThreadData | null,
+    private readonly checkpointer: Checkpointer | null,
+  ) {}
+
+  isUniqueViolation(error: unknown): boolean {
+    return isSqliteUniqueViolation(error);
+  }
+
+  async migrationTableSchema(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.thread?.close();
+    await this.kysely.destroy();
+    await this.checkpointer?.stop();
+  }
+
+  /**
+   * On the driver when no transaction is open on the connection; inside one, through Kysely
+   * (null), which runs it after the transaction instead of letting it see uncommitted rows.
+   */
+  runPrepared(sql: string, parameters: unknown[]): Promise<unknown[]> | null {
+    if (this.raw.inTransaction) return null;
+    try {
+      return Promise.resolve(runDirect(this.raw, sql, parameters));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]> {
+    const jsonByVin = new PreparedQuery(kysely, ['vin'], (p: { vin: string }) => lotsJsonByVinSqlite(kysely, p.vin));
+    const target = { kysely, dialect: this };
+    return async (vin) => (await jsonByVin.run(target, { vin })).map(withImages);
+  }
+
+  upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]> {
+    return upsertLotsSqlite(kysely, lots, at);
+  }
+
+  tuneForBulkLoad(kysely: Kysely<Database>): Promise<void> {
+    return tuneSqliteForBulkLoad(kysely);
+  }
+
+  /** In the server, on a thread of its own (stopped when the database closes); else on this connection. */
+  searchCommit(): SearchCommit {
+    if (this.commit === null) {
+      if (this.commitThread === null) this.commit = new SqliteSearchCommit(this.kysely, this.raw);
+      else this.commit = this.thread = new SqliteSearchCommitThread(this.commitThread);
+    }
+    return this.commit;
+  }
+
+  claimMail(kysely: Kysely<Database>, claim: MailClaim): Promise<MailQueueRow[]> {
+    return claimMailSqlite(kysely, claim);
+  }
+
+  claimWebhookEvents(kysely: Kysely<Database>, claim: EventClaim): Promise<WebhookOutboxRow[]> {
+    return claimDueEventsSqlite(kysely, claim);
+  }
+
+  enqueueMediaUrls(kysely: Kysely<Database>, urls: readonly QueuedUrl[], at: string): Promise<number> {
+    return enqueueMediaUrls(kysely, urls, at);
+  }
+
+  claimMediaImages(kysely: Kysely<Database>, options: ClaimOptions): Promise<ClaimedRow[]> {
+    return claimMediaImages(kysely, options);
+  }
+
+  archivedMediaByUrl(kysely: Kysely<Database>, urls: readonly string[]): Promise<{ url: string; hash: string; ext: string }[]> {
+    return archivedMediaByUrl(kysely, urls);
+  }
+
+  insertAttempts(kysely: Kysely<Database>, insert: RawBuilder<unknown>, rows: number): Promise<boolean> {
+    return insertAttemptsSqlite(kysely, insert, rows);
+  }
+
+  lockAccount(trx: Kysely<Database>, accountId: string): Promise<void> {
+    return lockAccountSqlite(trx, accountId);
+  }
+}
+
+/** Opens the connection with its settings (connection.ts), and what runs beside it in the server. */
+export function openSqliteStorage(options: OpenSqliteStorageOptions): { kysely: Kysely<Database>; dialect: SqliteStorageDialect } {
+  const onFile = options.file !== ':memory:';
+  const background = options.backgroundCheckpoint === true && onFile;
+  const { dialect, raw } = openSqlite({
+    file: options.file,
+    backgroundCheckpoint: background,
+    ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
+  });
+  const kysely = new Kysely<Database>({ dialect });
+  const commitThread =
+    options.searchCommitThread === true && onFile
+      ? { file: options.file, lockTimeoutMs: raw.pragma('busy_timeout', { simple: true }) as number, walRestartBytes: WAL_RESTART_BYTES }
+      : null;
+  // The WAL is restarted by its one writer under load: the commit thread when there is one.
+  const checkpointer = background
+    ? startCheckpointer(options.file, options.onBackgroundError ?? (() => {}), { restartFrames: commitThread ? null : WAL_RESTART_BYTES / SQLITE_PAGE_BYTES })
+    : null;
+  return { kysely, dialect: new SqliteStorageDialect(kysely, raw, commitThread, checkpointer) };
+}
