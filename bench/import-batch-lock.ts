@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
 import { BULK_LOAD_BATCH_SIZE } from '../src/ingest/import-lots.ts';
 import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
+import { lotsWrittenHooks } from '../src/container.ts';
 import { createRepositories } from '../src/storage/repositories/index.ts';
 
 const { values } = parseArgs({
@@ -35,7 +36,8 @@ for (const size of sizes) {
   const db = await openDatabase({ kind: 'sqlite', file: path.join(dir, 'db.sqlite') });
   try {
     await migrateToLatest(db);
-    const { lots } = createRepositories(db);
+    // The lots repository as the server wires it: the watched lots' events take part in each batch.
+    const { lots } = createRepositories(db, { lotsWritten: lotsWrittenHooks({ photoArchive: false }) });
     await lots.tuneForBulkLoad();
     // The table already holds lots, as a live database does; the first measured batch comes after.
     const all = [...generateLots({ count: preload + size * (batches + 1), seed: 7 })];

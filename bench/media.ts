@@ -17,7 +17,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import type { Lot } from '../src/domain/lot.ts';
-import { createContainer } from '../src/container.ts';
+import { createContainer, lotsWrittenHooks } from '../src/container.ts';
 import { summariseLatencies, type LatencySummary } from './support/latencies.ts';
 import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
 import { createRepositories } from '../src/storage/repositories/index.ts';
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   const db = await openDatabase(config.database);
   await migrateToLatest(db);
   // The synthetic lots are loaded with the archive's queue off: their photo hosts do not exist.
-  const plain = createRepositories(db);
+  const plain = createRepositories(db, { lotsWritten: lotsWrittenHooks({ photoArchive: false }) });
   log(`loading ${settings.lots} synthetic lots`);
   const { vins } = await loadSyntheticLots(plain, { count: settings.lots, seed: 1 });
   const { token } = await createUnboundedCustomer(plain);
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
   const idleOwnCoresPerSecond = ((await serverOwnCpu()) - idleOwnCpuStart) / first.seconds;
 
   // The photos as an import queues them (10 a lot), in rounds of whole lots.
-  const queueing = createRepositories(db, { queueMediaImages: true });
+  const queueing = createRepositories(db, { lotsWritten: lotsWrittenHooks({ photoArchive: true }) });
   const photoLots: Lot[] = [];
   for (let lot = 0; lot * 10 < settings.photos; lot++) {
     const images = [];

@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import type { Lot } from './domain/lot.ts';
 import type { Db, DialectName } from './storage/database.ts';
 import { createRepositories } from './storage/repositories/index.ts';
+import type { LotsWrittenHook } from './storage/repositories/lots-written.ts';
 import { Metrics } from './observability/metrics.ts';
 import type { RateLimiter } from './limits/rate/rate-limiter.ts';
 import { createRateLimiter } from './limits/rate/create-rate-limiter.ts';
@@ -45,6 +46,8 @@ import { WebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhookService } from './webhooks/webhook-service.ts';
 import { createMediaStore } from './media/create-media-store.ts';
 import { MediaService } from './media/media-service.ts';
+import { photoArchiveQueue } from './media/archive-queue.ts';
+import { lotEvents } from './webhooks/lot-events.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -133,11 +136,19 @@ export interface Container {
   close(): Promise<void>;
 }
 
+/**
+ * The rooms that take part in an import's transaction (storage/repositories/lots-written.ts), in
+ * order: with the photo archive on, its queue of the lots' photos (media/archive-queue.ts); always,
+ * the watched lots' webhook events (webhooks/lot-events.ts).
+ */
+export function lotsWrittenHooks(options: { photoArchive: boolean }): LotsWrittenHook[] {
+  return [...(options.photoArchive ? [photoArchiveQueue] : []), lotEvents];
+}
+
 export function createContainer(options: ContainerOptions): Container {
   const { config, db, log } = options;
   const overrides = options.overrides ?? {};
-  // With the photo archive on, storing a lot queues its photos (in the same transaction).
-  const repos = createRepositories(db, { queueMediaImages: config.media.store !== null });
+  const repos = createRepositories(db, { lotsWritten: lotsWrittenHooks({ photoArchive: config.media.store !== null }) });
   const metrics = options.metrics ?? new Metrics({ defaultMetrics: false });
   const limiterSetup = options.rateLimiter
     ? // A limiter handed in belongs to whoever made it, who closes it.

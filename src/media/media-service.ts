@@ -9,6 +9,7 @@ import type { MediaRepository } from '../storage/repositories/media-repository.t
 import { MediaArchiver, type ArchiverOptions } from './archiver.ts';
 import type { ImageSetup } from './image-worker.ts';
 import type { ByteRange, MediaStore } from './media-store.ts';
+import { queuedUrlsOf } from './archive-queue.ts';
 
 export interface MediaServiceOptions {
   repo: MediaRepository;
@@ -149,7 +150,7 @@ export class MediaService {
     while (!options.signal?.aborted) {
       const { lots } = await this.options.repo.lotImagesPage(after, pageSize);
       if (lots.length === 0) break;
-      progress.queued += await this.options.repo.enqueue(lots);
+      progress.queued += await this.options.repo.enqueue(queuedUrlsOf(lots));
       progress.lotsRead += lots.length;
       const last = lots[lots.length - 1]!;
       after = { auction: last.auction, lotId: last.lot_id };
@@ -179,7 +180,7 @@ export class MediaService {
     if (!this.options.store) return { kind: 'archive_off' };
     const images = await this.options.repo.imagesOfLot(auction, lotId);
     if (images === undefined) return { kind: 'not_found' };
-    const { orphans } = await this.options.repo.remove(images);
+    const { orphans } = await this.options.repo.remove(queuedUrlsOf([{ images }]));
     let filesDeleted = 0;
     for (const object of orphans) {
       for (const size of [null, 'thumb', 'display'] as const) {

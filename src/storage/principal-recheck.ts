@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { sameSubscription, type TokenPrincipal } from '../domain/principal.ts';
 import { PreparedQuery, runSteps, type Step } from './prepared-query.ts';
 import type { Database } from './schema.ts';
+import { subscriptionInForce } from './subscription-in-force.ts';
 
 /** A live token's row as the re-check reads it. */
 export interface LiveTokenRow {
@@ -56,9 +57,7 @@ export class PrincipalRecheck {
         .innerJoin('plans as p', 'p.code', 's.plan_code')
         .select(['s.id as id', 's.started_at as startedAt', 'p.monthly_quota as monthlyQuota', 'p.rate_per_second as ratePerSecond'])
         .where('s.account_id', '=', p.accountId)
-        .where('s.status', '=', 'active')
-        .where('s.started_at', '<=', p.at)
-        .where((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', p.at)]))
+        .where(subscriptionInForce('s', p.at))
         .orderBy('s.started_at', 'desc')
         .orderBy('s.id', 'desc')
         // A literal, not a bound parameter: SQLite ran this probe in 38 µs with `limit ?` and in

@@ -2,8 +2,18 @@
 export const FIRST_RETRY_MS = 30_000;
 /** No wait between two attempts is longer than this. */
 export const LONGEST_RETRY_MS = 6 * 60 * 60 * 1000;
-/** An endpoint whose attempts have all failed for this long is disabled (and its owner told). */
-export const DISABLE_AFTER_FAILING_MS = 72 * 60 * 60 * 1000;
+/** How long an event is retried: 72 hours from its creation (or its resend). */
+export const DELIVERY_WINDOW_MS = 72 * 60 * 60 * 1000;
+/**
+ * An endpoint whose attempts have all failed for this long is disabled (and its owner told): as
+ * long as an event is retried, so that an endpoint is given up no sooner than its events are.
+ */
+export const DISABLE_AFTER_FAILING_MS = DELIVERY_WINDOW_MS;
+
+/** When an event made (or resent) at `at` is given up: ISO. */
+export function giveUpAtFor(at: Date): string {
+  return new Date(at.getTime() + DELIVERY_WINDOW_MS).toISOString();
+}
 
 /**
  * The wait after the `attempts`-th failed attempt: exponential (30 s, 1 min, 2 min, ... up to

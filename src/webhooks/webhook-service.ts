@@ -6,6 +6,7 @@ import type { Repositories } from '../storage/repositories/index.ts';
 import type { DeliveryWorker } from './delivery-worker.ts';
 import type { SecretKeeper } from './secret-keeper.ts';
 import { newWebhookSecret, secretHint } from './signing.ts';
+import { giveUpAtFor } from './retry-schedule.ts';
 
 /** After a rotation, the previous secret keeps signing (beside the new one) this long. */
 export const SECRET_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -74,7 +75,7 @@ export class WebhookService {
     const now = this.options.now();
     const id = newId('evt');
     const body: PingEventBody = { id, type: 'ping', created_at: now.toISOString(), data: { message: 'A test event from vinhistory: your endpoint is reachable.' } };
-    await repos.webhookOutbox.enqueue({ id, accountId, type: 'ping', payload: JSON.stringify(body) }, now);
+    await repos.webhookOutbox.insertEvents([{ id, accountId, type: 'ping', payload: JSON.stringify(body), at: now.toISOString(), giveUpAt: giveUpAtFor(now) }]);
     await this.options.worker.sendNow(id);
     const page = await repos.webhookOutbox.listDeliveries(accountId, { limit: 1, eventId: id });
     return { kind: 'sent', delivery: page.items[0]! };
@@ -89,7 +90,8 @@ export class WebhookService {
 
   /** Sends a delivered or failed event again (a "resend"): queued now, retried for 72 hours. */
   async resend(accountId: string, eventId: string): Promise<boolean> {
-    const queued = await this.options.repos.webhookOutbox.resend(accountId, eventId, this.options.now());
+    const now = this.options.now();
+    const queued = await this.options.repos.webhookOutbox.resend(accountId, eventId, now, new Date(giveUpAtFor(now)));
     if (queued) this.options.worker.wake();
     return queued;
   }

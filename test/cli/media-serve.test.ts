@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openDatabase } from '../../src/storage/database.ts';
 import { createRepositories } from '../../src/storage/repositories/index.ts';
+import { lotsWrittenHooks } from '../../src/container.ts';
 import { makeLot, validVin } from '../support/fixtures.ts';
 import { makeImage, startImageServer, type ImageServer } from '../support/image-server.ts';
 import { freePort, makeDataDir, startServe, stopServer } from './run-cli.ts';
@@ -25,7 +26,7 @@ describe('vinhistory serve with the photo archive on', () => {
     const db = await openDatabase({ kind: 'sqlite', file: path.join(data.dir, 'vinhistory.sqlite') });
     try {
       await migrateToLatest(db);
-      await createRepositories(db, { queueMediaImages: true }).lots.upsertBatch([
+      await createRepositories(db, { lotsWritten: lotsWrittenHooks({ photoArchive: true }) }).lots.upsertBatch([
         makeLot({ vin: validVin('1HGCM82633A00601'), lot_id: 601, images: [`${photos.base}/served.jpg`] }),
       ]);
     } finally {

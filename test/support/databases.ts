@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { migrateToLatest, openDatabase, type Db, type DialectName } from '../../src/storage/database.ts';
 import { createRepositories, type Repositories } from '../../src/storage/repositories/index.ts';
+import { lotsWrittenHooks } from '../../src/container.ts';
 import { TEST_POSTGRES_URL } from './env.ts';
 
 /** Every dialect this run tests: SQLite always, PostgreSQL when TEST_POSTGRES_URL is set. */
@@ -22,12 +23,12 @@ export async function createTestDatabase(dialect: DialectName, options: { maxCon
   if (dialect === 'sqlite') {
     const db = await openDatabase({ kind: 'sqlite', file: ':memory:' });
     await migrateToLatest(db);
-    return { db, repos: createRepositories(db), destroy: () => db.close() };
+    return { db, repos: createRepositories(db, { lotsWritten: lotsWrittenHooks({ photoArchive: false }) }), destroy: () => db.close() };
   }
   if (!TEST_POSTGRES_URL) throw new Error('TEST_POSTGRES_URL is not set');
   const db = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL }, { schema: newTestSchemaName(), ...options });
   await migrateToLatest(db);
-  return { db, repos: createRepositories(db), destroy: () => db.close() };
+  return { db, repos: createRepositories(db, { lotsWritten: lotsWrittenHooks({ photoArchive: false }) }), destroy: () => db.close() };
 }
 
 /** A PostgreSQL schema name of this test run: dropped with the others when the run ends. */

@@ -5,6 +5,7 @@ import { isReportLanguage, type ReportLanguage } from '../../domain/report-langu
 import { newId } from '../../domain/ids.ts';
 import type { BillingCycle } from '../../domain/principal.ts';
 import type { Subscription } from '../../domain/subscription.ts';
+import { subscriptionInForce, subscriptionNotEnded } from '../subscription-in-force.ts';
 
 function toAccount(row: AccountRow): Account {
   // A code no longer offered reads as none, rather than failing every page of the account.
@@ -138,9 +139,7 @@ export class SubscriptionsRepository {
       .selectFrom('subscriptions')
       .selectAll()
       .where('account_id', '=', accountId)
-      .where('status', '=', 'active')
-      .where('started_at', '<=', at)
-      .where((eb) => eb.or([eb('ends_at', 'is', null), eb('ends_at', '>', at)]))
+      .where(subscriptionInForce('subscriptions', at))
       .orderBy('started_at', 'desc')
       .executeTakeFirst();
     return row && toSubscription(row);
@@ -156,8 +155,7 @@ export class SubscriptionsRepository {
       .updateTable('subscriptions')
       .set({ status: 'cancelled', ends_at: at })
       .where('account_id', '=', accountId)
-      .where('status', '=', 'active')
-      .where((eb) => eb.or([eb('ends_at', 'is', null), eb('ends_at', '>', at)]))
+      .where(subscriptionNotEnded('subscriptions', at))
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }

@@ -6,6 +6,7 @@ import { BillingRepository } from './billing-repository.ts';
 import { BrandsRepository } from './brands-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
+import type { LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
 import { MailQueueRepository } from './mail-queue-repository.ts';
 import { OperatorTokensRepository } from './operator-tokens-repository.ts';
@@ -60,8 +61,8 @@ export interface Repositories {
 }
 
 export interface RepositoryOptions {
-  /** The photo archive is on: storing a lot queues its image URLs (lots-repository.ts). */
-  queueMediaImages?: boolean;
+  /** The rooms that take part in storing lots, in order (lots-written.ts; container.ts wires them). */
+  lotsWritten?: readonly LotsWrittenHook[];
 }
 
 export function createRepositories(db: Db, options: RepositoryOptions = {}): Repositories {
@@ -71,7 +72,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     accounts: new AccountsRepository(db),
     subscriptions: new SubscriptionsRepository(db),
     tokens: new TokensRepository(db),
-    lots: new LotsRepository(db, { queueImages: options.queueMediaImages === true }),
+    lots: new LotsRepository(db, options.lotsWritten ? { lotsWritten: options.lotsWritten } : {}),
     reports: new ReportsRepository(db, ledger),
     searches: new SearchesRepository(db, ledger),
     usageCounters: new UsageCountersRepository(db, ledger),

@@ -4,14 +4,16 @@ import type { Database } from '../schema.ts';
 import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../../domain/lot.ts';
 import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
-import { findBatchWatchers, recordLotEvents } from './lot-events.ts';
-import { queueLotImages } from './media-repository.ts';
+import type { AfterLotsWritten, LotsTransaction, LotsWrittenHook } from './lots-written.ts';
+import { MediaRepository } from './media-repository.ts';
+import { WatchesRepository } from './watches-repository.ts';
+import { WebhookOutboxRepository } from './webhook-outbox-repository.ts';
 
 export interface UpsertSummary {
   inserted: number;
   updated: number;
   unchanged: number;
-  /** Webhook events written to the outbox with the batch; set only when the batch touched a watched lot. */
+  /** Webhook events written to the outbox with the batch (a hook's); set only when the batch touched a watched lot. */
   events?: number;
 }
 
@@ -32,12 +34,12 @@ export class LotsRepository {
   private readonly vinOfLot;
 
   /**
-   * `queueImages`: with the photo archive on, the image URLs of every lot an upsert inserts or
-   * changes are queued for archiving in the same transaction (media-repository.ts).
+   * `lotsWritten`: the rooms that take part in every batch's transaction, in order (lots-written.ts):
+   * the photo archive's queue, the webhooks' lot events.
    */
   constructor(
     private readonly db: Db,
-    private readonly options: { queueImages?: boolean } = {},
+    private readonly options: { lotsWritten?: readonly LotsWrittenHook[] } = {},
   ) {
     const k = db.kysely;
     this.byVin = new PreparedQuery(k, ['vin'], (p: { vin: string }) => k.selectFrom('lots').selectAll().where('vin', '=', p.vin));
@@ -108,28 +110,61 @@ export class LotsRepository {
    * in turn. Two imports writing the same new lot at once do not fail: the second one finds it and
    * merges into it. Then the values derived for a lot fill what is still unknown.
    *
-   * The events of watched lots it created or changed go to the outbox in the same transaction
-   * (lot-events.ts): stored before the batch commits, and never without it.
+   * The hooks it was given take part in the same transaction (lots-written.ts): what they write
+   * (webhook events, photos to archive) is stored before the batch commits, and never without it.
    */
   async upsertBatch(lots: readonly IncomingLot[], now = new Date()): Promise<UpsertSummary> {
     const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0 };
     if (lots.length === 0) return summary;
     const at = now.toISOString();
+    const hooks = this.options.lotsWritten ?? [];
     const write = async (kysely: Kysely<Database>) => {
-      const watchers = await findBatchWatchers(kysely, lots, at);
+      const after: AfterLotsWritten[] = [];
+      if (hooks.length > 0) {
+        const tx = lotsTransaction({ ...this.db, kysely }, at);
+        for (const hook of hooks) {
+          const then = await hook.beforeWrite(tx, lots);
+          if (then) after.push(then);
+        }
+      }
       const statuses = await this.db.dialect.upsertLots(kysely, lots, at);
       await fillDerived(kysely, lots, statuses, at);
-      if (this.options.queueImages) {
-        // An unchanged lot has the images it had, queued when they came.
-        await queueLotImages(kysely, this.db.dialect, lots.filter((lot, i) => statuses[i] !== 'unchanged' && lot.images.length > 0), at);
-      }
       for (const status of statuses) summary[status]++;
-      if (watchers) summary.events = await recordLotEvents(kysely, watchers, at);
+      for (const then of after) {
+        const done = await then({ lots, statuses });
+        if (done?.events !== undefined) summary.events = (summary.events ?? 0) + done.events;
+      }
     };
     if (this.db.kysely.isTransaction) await write(this.db.kysely);
     else await this.db.kysely.transaction().execute(write);
     return summary;
   }
+}
+
+/** The repositories a hook may use, bound to the batch's transaction; built only for a batch that has hooks. */
+function lotsTransaction(db: Db, at: string): LotsTransaction {
+  return {
+    at,
+    watches: new WatchesRepository(db),
+    webhookOutbox: new WebhookOutboxRepository(db),
+    media: new MediaRepository(db),
+    findLots: (keys) => findLots(db.kysely, keys),
+  };
+}
+
+/** The stored lots of these keys: 500 keys a statement (two parameters each). */
+async function findLots(kysely: Kysely<Database>, keys: readonly { auction: string; lotId: number }[]): Promise<Lot[]> {
+  const lots: Lot[] = [];
+  for (let start = 0; start < keys.length; start += 500) {
+    const chunk = keys.slice(start, start + 500);
+    const rows = await kysely
+      .selectFrom('lots')
+      .selectAll()
+      .where((eb) => eb.or(chunk.map((key) => eb.and([eb('auction', '=', key.auction), eb('lot_id', '=', key.lotId)]))))
+      .execute();
+    for (const row of rows) lots.push(lotFromRow(row));
+  }
+  return lots;
 }
 
 /** Fills, lot by lot, the fields that are still null after the upsert with the derived values. */

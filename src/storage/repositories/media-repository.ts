@@ -1,42 +1,10 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../database.ts';
-import type { QueuedUrl, StorageDialect } from '../dialects/dialect.ts';
-import type { Database } from '../schema.ts';
+import type { QueuedUrl } from '../dialects/dialect.ts';
 import type { Lot } from '../../domain/lot.ts';
 import { isMediaExt, type ArchivedImage, type MediaClaim, type MediaObject, type MediaStatus } from '../../domain/media.ts';
 
-/** The host an image URL is fetched from, or null for a URL that cannot be fetched at all. */
-function hostOf(url: string): string | null {
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.hostname : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Every fetchable image URL of these lots, once each, in the lots' order and each lot's order. */
-function urlsOf(lots: Iterable<Pick<Lot, 'images'>>): QueuedUrl[] {
-  const seen = new Set<string>();
-  const urls: QueuedUrl[] = [];
-  for (const lot of lots) {
-    for (const url of lot.images) {
-      if (seen.has(url)) continue;
-      seen.add(url);
-      const host = hostOf(url);
-      if (host !== null) urls.push({ url, host });
-    }
-  }
-  return urls;
-}
-
-/**
- * Queues the image URLs of lots being stored, in the caller's transaction (the lots upsert): one
- * insert-or-ignore per URL, so a URL is queued once whichever lot or import names it again.
- */
-export async function queueLotImages(kysely: Kysely<Database>, dialect: StorageDialect, lots: Iterable<Pick<Lot, 'images'>>, at: string): Promise<number> {
-  return dialect.enqueueMediaUrls(kysely, urlsOf(lots), at);
-}
+export type { QueuedUrl };
 
 export interface FailureRecord {
   readonly error: string;
@@ -51,9 +19,14 @@ export interface FailureRecord {
 export class MediaRepository {
   constructor(private readonly db: Db) {}
 
-  /** Queues URLs (the backfill of lots stored before the archive was on); returns how many were new. */
-  async enqueue(lots: Iterable<Pick<Lot, 'images'>>, now = new Date()): Promise<number> {
-    return queueLotImages(this.db.kysely, this.db.dialect, lots, now.toISOString());
+  /**
+   * Queues URLs not yet known, in the caller's transaction if this repository is bound to one (what
+   * to queue is media/archive-queue.ts's): one insert-or-ignore per URL, so a URL is queued once
+   * whichever lot or import names it again. Returns how many were new.
+   */
+  async enqueue(urls: readonly QueuedUrl[], now = new Date()): Promise<number> {
+    if (urls.length === 0) return 0;
+    return this.db.dialect.enqueueMediaUrls(this.db.kysely, urls, now.toISOString());
   }
 
   /**
@@ -193,16 +166,18 @@ export class MediaRepository {
   }
 
   /**
-   * Takes URLs out of the archive for good (a lot's media deleted): their rows become 'removed', so
+   * Takes URLs (as media/archive-queue.ts queues them) out of the archive for good (a lot's media
+   * deleted): their rows become 'removed', so
    * that importing the lot again does not queue them anew. Returns the contents no other URL still
    * uses, whose files the caller deletes; their rows are gone when this returns.
    */
-  async remove(urls: readonly string[], now = new Date()): Promise<{ removed: number; orphans: MediaObject[] }> {
-    if (urls.length === 0) return { removed: 0, orphans: [] };
+  async remove(queued: readonly QueuedUrl[], now = new Date()): Promise<{ removed: number; orphans: MediaObject[] }> {
+    if (queued.length === 0) return { removed: 0, orphans: [] };
     const at = now.toISOString();
+    const urls = queued.map((entry) => entry.url);
     return this.db.kysely.transaction().execute(async (trx) => {
       // URLs never queued (the archive was off when the lot came) are recorded as removed too.
-      await this.db.dialect.enqueueMediaUrls(trx, urlsOf([{ images: [...urls] }]), at);
+      await this.db.dialect.enqueueMediaUrls(trx, queued, at);
       const touched = await trx.selectFrom('media_images').select('hash').where('url', 'in', urls).where('hash', 'is not', null).execute();
       const result = await trx
         .updateTable('media_images')

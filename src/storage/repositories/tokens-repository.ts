@@ -7,6 +7,7 @@ import { PreparedQuery } from '../prepared-query.ts';
 import { reportBaseUrlOf } from '../principal-recheck.ts';
 import { revokeLiveToken } from './revoke-token.ts';
 import type { TokenPrincipal } from '../../domain/principal.ts';
+import { subscriptionInForce } from '../subscription-in-force.ts';
 
 function toApiToken(row: ApiTokenRow): ApiToken {
   return {
@@ -171,9 +172,7 @@ function principalQuery(k: Kysely<Database>, at: string) {
       .leftJoin('subscriptions as s', (join) =>
         join
           .onRef('s.account_id', '=', 't.account_id')
-          .on('s.status', '=', 'active')
-          .on('s.started_at', '<=', at)
-          .on((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', at)])),
+          .on(subscriptionInForce('s', at)),
       )
       .leftJoin('plans as p', 'p.code', 's.plan_code')
       // The brand whose report base URL the token's report_url uses: the token's own, else the

@@ -1,9 +1,10 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Db } from '../database.ts';
 import type { Database, WatchRow } from '../schema.ts';
 import { newId } from '../../domain/ids.ts';
 import type { Page, PagePosition, Watch, WatchTarget } from '../../domain/watch.ts';
 import { encodeCursor } from '../../domain/watch.ts';
+import { subscriptionInForce } from '../subscription-in-force.ts';
 
 function toWatch(row: WatchRow): Watch {
   return {
@@ -15,6 +16,18 @@ function toWatch(row: WatchRow): Watch {
     createdAt: row.created_at,
   };
 }
+
+/** One watch that a stored lot may match, of an account that would receive its event. */
+export interface LotWatcher {
+  accountId: string;
+  /** The VIN watched, or null for a watch of one lot (auction, lotId). */
+  vin: string | null;
+  auction: string | null;
+  lotId: number | null;
+}
+
+/** VINs and lot ids per probe of the watches: 2 parameters a lot stays far below both databases' limits. */
+const PROBE_CHUNK = 2000;
 
 export type CreateWatchResult =
   | { kind: 'created'; watch: Watch }
@@ -44,9 +57,7 @@ export class WatchesRepository {
           .innerJoin('plans as p', 'p.code', 's.plan_code')
           .select('p.watch_limit as limit')
           .where('s.account_id', '=', accountId)
-          .where('s.status', '=', 'active')
-          .where('s.started_at', '<=', at)
-          .where((eb) => eb.or([eb('s.ends_at', 'is', null), eb('s.ends_at', '>', at)]))
+          .where(subscriptionInForce('s', at))
           .orderBy('s.started_at', 'desc')
           .executeTakeFirst();
         if (!plan) return { kind: 'no-plan' };
@@ -107,6 +118,36 @@ export class WatchesRepository {
   async delete(accountId: string, id: string): Promise<boolean> {
     const result = await this.db.kysely.deleteFrom('watches').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
+  }
+
+  /**
+   * The watches of these VINs or lot ids held by accounts with an enabled endpoint and a
+   * subscription in force at `at`: one indexed probe (watches_vin_idx, watches_lot_idx) per
+   * 2,000 of each. Whom a lot event goes to is the webhooks' rule (webhooks/lot-events.ts).
+   */
+  async watchersOf(vins: readonly string[], lotIds: readonly number[], at: string): Promise<LotWatcher[]> {
+    const found: LotWatcher[] = [];
+    for (let start = 0; start < Math.max(vins.length, lotIds.length); start += PROBE_CHUNK) {
+      const vinChunk = vins.slice(start, start + PROBE_CHUNK);
+      const lotChunk = lotIds.slice(start, start + PROBE_CHUNK);
+      const rows = await this.db.kysely
+        .selectFrom('watches as w')
+        .innerJoin('webhook_endpoints as e', 'e.account_id', 'w.account_id')
+        .select(['w.account_id', 'w.vin', 'w.auction', 'w.lot_id'])
+        .where((eb) => {
+          const parts = [];
+          if (vinChunk.length > 0) parts.push(eb('w.vin', 'in', vinChunk));
+          if (lotChunk.length > 0) parts.push(eb('w.lot_id', 'in', lotChunk));
+          return eb.or(parts);
+        })
+        .where('e.enabled', '=', 1)
+        .where(({ exists, selectFrom }) =>
+          exists(selectFrom('subscriptions as s').select(sql.lit(1).as('one')).whereRef('s.account_id', '=', 'w.account_id').where(subscriptionInForce('s', at))),
+        )
+        .execute();
+      for (const row of rows) found.push({ accountId: row.account_id, vin: row.vin, auction: row.auction, lotId: row.lot_id === null ? null : Number(row.lot_id) });
+    }
+    return found;
   }
 }
 

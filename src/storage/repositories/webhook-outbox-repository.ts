@@ -3,7 +3,6 @@ import type { WebhookAttemptRow, WebhookOutboxRow } from '../schema.ts';
 import { newId } from '../../domain/ids.ts';
 import { encodeCursor, type Page, type PagePosition } from '../../domain/watch.ts';
 import type { ClaimedEvent, Delivery, DeliveryAttempt, DeliveryStatus, WebhookEventType } from '../../domain/webhook.ts';
-import { DELIVERY_WINDOW_MS } from './lot-events.ts';
 
 function toClaimed(row: WebhookOutboxRow): ClaimedEvent {
   return { id: row.id, accountId: row.account_id, type: row.type as WebhookEventType, payload: row.payload, createdAt: row.created_at, attempts: Number(row.attempts) };
@@ -18,6 +17,16 @@ function toAttempt(row: WebhookAttemptRow): DeliveryAttempt {
     error: row.error,
     responseExcerpt: row.response_excerpt,
   };
+}
+
+/** An event to deliver: made at `at`, given up at `giveUpAt` (both ISO). */
+export interface NewWebhookEvent {
+  id: string;
+  accountId: string;
+  type: WebhookEventType;
+  payload: string;
+  at: string;
+  giveUpAt: string;
 }
 
 /** What one attempt came to, and what follows from it for the event. */
@@ -36,27 +45,28 @@ export interface QueueStats {
 export class WebhookOutboxRepository {
   constructor(private readonly db: Db) {}
 
-  /** An event made outside an import (a ping), due at once. */
-  async enqueue(event: { id: string; accountId: string; type: WebhookEventType; payload: string }, now = new Date()): Promise<void> {
-    const at = now.toISOString();
-    await this.db.kysely
-      .insertInto('webhook_outbox')
-      .values({
-        id: event.id,
-        account_id: event.accountId,
-        type: event.type,
-        payload: event.payload,
-        created_at: at,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: at,
-        give_up_at: new Date(now.getTime() + DELIVERY_WINDOW_MS).toISOString(),
-        lease_owner: null,
-        lease_until: null,
-        last_attempt_at: null,
-        finished_at: null,
-      })
-      .execute();
+  /**
+   * Events due at once, retried until `giveUpAt` (the window is the webhooks' rule:
+   * webhooks/retry-schedule.ts); 200 a statement. In the caller's transaction if this repository
+   * is bound to one (an import's lot events).
+   */
+  async insertEvents(events: readonly NewWebhookEvent[]): Promise<void> {
+    const rows: WebhookOutboxRow[] = events.map((event) => ({
+      id: event.id,
+      account_id: event.accountId,
+      type: event.type,
+      payload: event.payload,
+      created_at: event.at,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: event.at,
+      give_up_at: event.giveUpAt,
+      lease_owner: null,
+      lease_until: null,
+      last_attempt_at: null,
+      finished_at: null,
+    }));
+    for (let start = 0; start < rows.length; start += 200) await this.db.kysely.insertInto('webhook_outbox').values(rows.slice(start, start + 200)).execute();
   }
 
   /** Takes the lease of up to `limit` due events (or of the one named), for `leaseMs`. */
@@ -113,14 +123,14 @@ export class WebhookOutboxRepository {
     });
   }
 
-  /** Queues one of the account's events again, due now, with a fresh 72 hours. */
-  async resend(accountId: string, eventId: string, now = new Date()): Promise<boolean> {
+  /** Queues one of the account's events again, due now, retried until `giveUpAt` (a fresh window). */
+  async resend(accountId: string, eventId: string, now: Date, giveUpAt: Date): Promise<boolean> {
     const result = await this.db.kysely
       .updateTable('webhook_outbox')
       .set({
         status: 'pending',
         next_attempt_at: now.toISOString(),
-        give_up_at: new Date(now.getTime() + DELIVERY_WINDOW_MS).toISOString(),
+        give_up_at: giveUpAt.toISOString(),
         finished_at: null,
       })
       .where('id', '=', eventId)

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createRepositories, type Repositories } from '../../../src/storage/repositories/index.ts';
+import { lotsWrittenHooks } from '../../../src/container.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
 import { makeLot } from '../../support/fixtures.ts';
 import { randomVin } from './helpers.ts';
@@ -13,7 +14,7 @@ describe.each(DIALECTS)('media repository (%s)', (dialect) => {
 
   beforeEach(async () => {
     database = await createTestDatabase(dialect);
-    queueing = createRepositories(database.db, { queueMediaImages: true });
+    queueing = createRepositories(database.db, { lotsWritten: lotsWrittenHooks({ photoArchive: true }) });
   });
   afterEach(() => database.destroy());
 
@@ -47,7 +48,7 @@ describe.each(DIALECTS)('media repository (%s)', (dialect) => {
     expect(await urlsQueued()).toEqual([]);
     await expect(
       database.db.kysely.transaction().execute(async (trx) => {
-        await createRepositories({ ...database.db, kysely: trx }, { queueMediaImages: true }).lots.upsertBatch([
+        await createRepositories({ ...database.db, kysely: trx }, { lotsWritten: lotsWrittenHooks({ photoArchive: true }) }).lots.upsertBatch([
           makeLot({ vin: randomVin(), images: ['https://x.test/rolled-back.jpg'] }),
         ]);
         throw new Error('the import failed after the batch');
