@@ -61,6 +61,53 @@ describe('architecture (docs/architecture.md)', () => {
     expect(violations((from, to) => room(from) === 'domain' && room(to) !== 'domain')).toEqual([]);
   });
 
+  it('no file outside storage/dialects/ asks which database it runs on: each calls the dialect it was given', () => {
+    const branch = /\bdialect(?:\.name)?\s*[!=]==|[!=]==\s*[\w.]*\bdialect(?:\.name)?\b|instanceof\s+(?:Sqlite|Postgres)StorageDialect\b/;
+    const found = [...graph.keys()]
+      .filter((file) => !file.startsWith('storage/dialects/'))
+      .flatMap((file) =>
+        readFileSync(path.join(SRC, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (branch.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(found).toEqual([]);
+  });
+
+  it('inside storage every import runs down its floors (docs/architecture.md, "Storage"), and neither dialect reaches the other', () => {
+    // From the ground up; a folder is one floor, whose files may import each other.
+    const floors = [
+      'storage/schema.ts',
+      'storage/migrations/',
+      'storage/subscription-in-force.ts',
+      'storage/lot-rows.ts',
+      'storage/prepared-query.ts',
+      'storage/ledger-statements.ts',
+      'storage/principal-recheck.ts',
+      'storage/search-commit.ts',
+      'storage/dialects/',
+      'storage/database.ts',
+      'storage/repositories/',
+      'storage/transaction.ts',
+    ];
+    const floorOf = (file: string) => floors.findIndex((floor) => (floor.endsWith('/') ? file.startsWith(floor) : file === floor));
+    const inStorage = (file: string) => file.startsWith('storage/');
+    expect([...graph.keys()].filter((file) => inStorage(file) && floorOf(file) === -1)).toEqual([]);
+    expect(violations((from, to) => inStorage(from) && inStorage(to) && floorOf(to) > floorOf(from))).toEqual([]);
+    // Two floors of one folder do not make a loop of rooms: the same floor is only a folder's own.
+    expect(violations((from, to) => inStorage(from) && inStorage(to) && floorOf(to) === floorOf(from) && !floors[floorOf(from)]!.endsWith('/') && from !== to)).toEqual([]);
+    const side = (file: string) => /^storage\/dialects\/(sqlite|postgres)\//.exec(file)?.[1];
+    expect(violations((from, to) => side(from) !== undefined && side(to) !== undefined && side(from) !== side(to))).toEqual([]);
+    // Repositories know the interface, never one side of it (database.ts alone chooses the side).
+    expect(violations((from, to) => from.startsWith('storage/repositories/') && side(to) !== undefined)).toEqual([]);
+  });
+
+  it('the two dialects have the same file set, but for the files docs/architecture.md names as one side\'s own', () => {
+    const filesOf = (side: string) => [...graph.keys()].filter((file) => file.startsWith(`storage/dialects/${side}/`)).map((file) => path.basename(file));
+    const ownSqlite = ['checkpointer.ts', 'search-batch.ts', 'search-commit-thread.ts', 'search-commit-worker.ts'];
+    const ownPostgres = ['batched-reads.ts', 'commits.ts'];
+    expect(filesOf('sqlite').filter((file) => !ownSqlite.includes(file)).sort()).toEqual(filesOf('postgres').filter((file) => !ownPostgres.includes(file)).sort());
+  });
+
   it('only the process roots, the CLI and the dev tools build the container', () => {
     expect(violations((from, to) => to === 'container.ts' && !['app.ts', 'server.ts', 'cli', 'dev'].includes(room(from)))).toEqual([]);
   });
