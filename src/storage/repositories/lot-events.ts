@@ -46,6 +46,7 @@ export async function findBatchWatchers(kysely: Kysely<Database>, lots: readonly
         return eb.or(parts);
       })
       .where('e.enabled', '=', 1)
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- Kysely's expression builder is a plain object of functions: destructuring it is its documented use.
       .where(({ exists, selectFrom }) =>
         exists(
           selectFrom('subscriptions as s')

@@ -1,7 +1,5 @@
-import type { Kysely } from 'kysely';
 import { PreparedQuery } from '../prepared-query.ts';
 import type { Db } from '../database.ts';
-import type { Database } from '../schema.ts';
 import type { StoredReport } from '../../domain/report.ts';
 
 export type NewReport = {
@@ -31,7 +29,7 @@ export class ReportsRepository {
   async findById(id: string): Promise<StoredReport | undefined> {
     const row = await this.db.kysely.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return undefined;
-    return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots: JSON.parse(row.lots), sandbox: row.sandbox === 1, tokenId: row.token_id };
+    return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots: JSON.parse(row.lots) as StoredReport['lots'], sandbox: row.sandbox === 1, tokenId: row.token_id };
   }
 
   async countForAccount(accountId: string): Promise<number> {

@@ -1,7 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { PreparedQuery } from '../prepared-query.ts';
 import type { Db } from '../database.ts';
-import type { Database, SearchRow } from '../schema.ts';
+import type { SearchRow } from '../schema.ts';
 import type { AccountSearch } from '../../domain/search.ts';
 
 /** The ledger of counted searches: one record per search, found or not, and the history pages read from it. */
