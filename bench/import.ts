@@ -116,7 +116,7 @@ async function importChild(file: string): Promise<ChildFigures> {
   process.stdout.write = ((chunk: string | Uint8Array) => {
     captured += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
     return true;
-  }) as typeof process.stdout.write;
+  });
   const started = performance.now();
   try {
     await main(['node', 'vinhistory', 'import', '--json', '--no-progress', '--batch-size', '10000', file]);
@@ -136,7 +136,7 @@ function runChild(args: string[], dataDir: string): Promise<ChildFigures> {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
     child.on('exit', (code) => {
       if (code !== 0) return reject(new Error(`child ${args.join(' ')} exited with ${code}`));

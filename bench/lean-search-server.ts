@@ -227,7 +227,7 @@ const shutdown = async () => {
   await db.close();
   process.exit(0);
 };
-process.once('SIGTERM', shutdown);
-process.once('SIGINT', shutdown);
+process.once('SIGTERM', () => void shutdown());
+process.once('SIGINT', () => void shutdown());
 
-await app.listen({ port: Number(values.port), host: values.host! });
+await app.listen({ port: Number(values.port), host: values.host });

@@ -21,7 +21,7 @@ describe('docs/api.md', () => {
   afterAll(async () => t?.close());
 
   it('names every operation, status and response header of the OpenAPI document', async () => {
-    const doc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, Operation>> };
+    const doc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json<{ paths: Record<string, Record<string, Operation>> }>();
     const missing: string[] = [];
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {

@@ -19,6 +19,7 @@ const central = new Intl.DateTimeFormat('en-US', {
   timeZone: 'America/Chicago', hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', timeZoneName: 'short',
 });
 
+// eslint-disable-next-line @typescript-eslint/no-base-to-string -- the values are a lot's fields: strings, numbers, booleans.
 export const quote = (value: unknown) => `"${value === null || value === undefined ? '' : String(value).replace(/"/g, '""')}"`;
 const amount = (value: number | null) => (value === null ? '0.0' : `${value}.0`);
 

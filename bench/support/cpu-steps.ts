@@ -89,7 +89,7 @@ export async function attributeCpuProfile(file: string, rules: readonly StepRule
     const frame = frames.get(id)!;
     const name = `${frame.functionName || '(anonymous)'}${frame.url ? ` ${frame.url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*?\/(src|dist)\//, '$1/')}` : ''}`;
     let selves = selfByStep.get(step);
-    if (!selves) selfByStep.set(step, (selves = new Map()));
+    if (!selves) selfByStep.set(step, (selves = new Map<string, number>()));
     selves.set(name, (selves.get(name) ?? 0) + ms);
   });
   const steps = [...byStep]

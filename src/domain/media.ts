@@ -42,7 +42,7 @@ export function parseMediaName(name: string): MediaName | null {
   const [, hash, size, ext] = match;
   if (!isMediaExt(ext!)) return null;
   if (size !== undefined && ext !== RENDITION_EXT) return null;
-  return { hash: hash!, size: (size as RenditionName | undefined) ?? null, ext: ext as MediaExt };
+  return { hash: hash!, size: (size as RenditionName | undefined) ?? null, ext: ext };
 }
 
 export function mediaFileName(name: MediaName): string {

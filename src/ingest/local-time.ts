@@ -80,7 +80,7 @@ function ianaFormatter(zone: string): Intl.DateTimeFormat | null {
 function ianaOffsetMinutes(formatter: Intl.DateTimeFormat, instant: number): number {
   const parts: Record<string, number> = {};
   for (const part of formatter.formatToParts(new Date(instant))) if (part.type !== 'literal') parts[part.type] = Number(part.value);
-  const asUtc = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  const asUtc = Date.UTC(parts.year!, parts.month! - 1, parts.day, parts.hour, parts.minute, parts.second);
   return Math.round((asUtc - Math.floor(instant / 1000) * 1000) / 60_000);
 }
 

@@ -243,7 +243,7 @@ export function normaliseLot(raw: unknown): NormaliseResult {
       errors: [...LotCheck.Errors(lot)].map((error) => ({ field: error.path.replace(/^\//, '') || '(record)', message: error.message })),
     };
   }
-  return { ok: true, lot: lot as Lot };
+  return { ok: true, lot: lot };
 }
 
 /** `vin: ...; price: ...`: one line a person can act on. */

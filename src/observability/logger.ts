@@ -169,6 +169,7 @@ export function lazyRequestLogger(parent: Logger, bindings: Bindings, options: C
   for (const level of LEVELS) {
     const value = parent.levels.values[level]!;
     lazy[level] = (...args: unknown[]) => {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it (without it: TS2556, the spread has no tuple type).
       if (value >= threshold()) (real()[level as Level] as (...a: unknown[]) => void)(...args);
     };
   }

@@ -1,4 +1,4 @@
-import { billingPeriodAt } from '../limits/billing-period.ts';
+import { billingPeriodAt, type BillingPeriod } from '../limits/billing-period.ts';
 import type { LimitsSnapshot } from '../limits/limit-headers.ts';
 import type { RateDecision, RateLimiter } from '../limits/rate/rate-limiter.ts';
 import { lotJson, type Lot, type LotJson } from '../domain/lot.ts';
@@ -8,6 +8,7 @@ import type { ReportAnswer } from '../domain/report.ts';
 import { checkVin } from '../domain/vin.ts';
 import { SANDBOX_ALLOWANCE, SANDBOX_AUCTIONS, sandboxLots, sandboxVinOfLot } from './sandbox/catalogue.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
+import type { CommitResult } from '../storage/search-commit.ts';
 import type { Metrics } from '../observability/metrics.ts';
 
 /**
@@ -32,10 +33,18 @@ export type SearchOutcome =
 type Attempt = SearchOutcome | { kind: 'principal_changed'; admitted: RateDecision };
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+const INVALID = Symbol('invalid');
 const TOUCH_INTERVAL_MS = 60_000;
 /** How stale the list of live auctions may be when the word asked for is in it; an unknown word re-reads it (at most once a second). */
 const AUCTIONS_TTL_MS = 60_000;
 const AUCTIONS_RECHECK_MS = 1_000;
+
+/** The rate and quota a search is held to, and where its billing periods start. */
+interface Allowance {
+  ratePerSecond: number;
+  monthlyQuota: number;
+  periodAnchor: Date;
+}
 
 /** What one search asks for, once its input is valid: a VIN, or a lot whose VIN is read after the rate check. */
 type Subject = { kind: 'vin'; vin: string } | { kind: 'lot'; lot: LotRef };
@@ -139,52 +148,83 @@ export class SearchService {
 
   /**
    * The rest of a search, in the contract's order, whatever it asked for: Idempotency-Key, rate,
-   * lookup, and the commit that counts it (a sandbox token's: records it uncounted).
+   * lookup, and the commit that counts it against the quota (a sandbox token's: records it
+   * uncounted). Each step is a method below; this is the hot path, so the steps return the
+   * storage's promises as they are and every await stays here, as many as a search needs.
    */
   private async run(principal: SearchPrincipal, subject: Subject, rawIdempotencyKey: string | undefined, admitted: RateDecision | null): Promise<Attempt> {
-    const idempotencyKey = rawIdempotencyKey === undefined ? null : rawIdempotencyKey.trim();
-    if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      return {
-        kind: 'invalid_input',
-        field: 'Idempotency-Key',
-        messages: ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'],
-      };
-    }
+    const idempotencyKey = validIdempotencyKey(rawIdempotencyKey);
+    if (idempotencyKey === INVALID) return invalidIdempotencyKey();
 
-    const { repos, rateLimiter } = this.options;
     const { sandbox } = principal;
     const now = this.now();
     const allowance = this.allowanceOf(principal, now);
-    // A sandbox token has a window of its own: testing a client never slows the account's live traffic.
-    const rate = admitted ?? (await rateLimiter.consume(sandbox ? `${principal.accountId}:sandbox` : principal.accountId, allowance.ratePerSecond));
+    const rate = admitted ?? (await this.consumeRate(principal, allowance));
     const period = billingPeriodAt(allowance.periodAnchor, now);
     const periodStart = period.start.toISOString();
-    const limitsAt = (used: number): LimitsSnapshot => ({
-      rate,
-      quota: { limit: allowance.monthlyQuota, used, periodStart: period.start, periodEnd: period.end },
-      now,
-    });
+    if (!rate.allowed) return { kind: 'rate_limited', limits: limitsOf(rate, allowance, period, now, await this.usedInPeriod(principal, periodStart)) };
 
-    if (!rate.allowed) {
-      return { kind: 'rate_limited', limits: limitsAt(await repos.usageCounters.usedInPeriod(principal.accountId, periodStart)) };
-    }
-
-    const lot = subject.kind === 'lot' ? subject.lot : null;
     let vin: string | null;
     if (subject.kind === 'vin') vin = subject.vin;
     else if (sandbox) vin = sandboxVinOfLot(subject.lot.auction, subject.lot.lotId);
-    else vin = await repos.lots.vinOfLotId(subject.lot.auction, subject.lot.lotId);
+    else vin = await this.lookupVinOfLot(subject.lot);
     let lots: LotJson[] = [];
     if (vin !== null && sandbox) lots = sandboxLots(vin).map(lotJson);
-    else if (vin !== null) {
-      lots = await repos.lots.findJsonByVin(vin);
-      // With the photo archive on, archived photos are listed by their copies (docs/media.md): only
-      // then are the lots parsed.
-      const { resolveImages } = this.options;
-      if (resolveImages && lots.length > 0) lots = (await resolveImages(lots.map((text) => JSON.parse(text) as Lot))).map(lotJson);
-    }
-    const asked = lot === null ? (vin as string) : lotSubject(lot);
-    const result = await repos.searchCommit.commit({
+    else if (vin !== null) lots = await this.lookupLots(vin);
+
+    const result = await this.commit(principal, subject, vin, lots, idempotencyKey, now, periodStart, allowance);
+    if (result.kind === 'principal_changed') return { kind: 'principal_changed', admitted: rate };
+    this.touchToken(principal, now);
+    return this.outcomeOf(result, subject, sandbox, rate, allowance, period, now);
+  }
+
+  /** Rate: one request in the account's per-second window. A sandbox token has a window of its own: testing a client never slows the account's live traffic. */
+  private consumeRate(principal: SearchPrincipal, allowance: Allowance): Promise<RateDecision> {
+    return this.options.rateLimiter.consume(principal.sandbox ? `${principal.accountId}:sandbox` : principal.accountId, allowance.ratePerSecond);
+  }
+
+  /** The quota used so far, for the headers of a refusal that counts nothing. */
+  private usedInPeriod(principal: SearchPrincipal, periodStart: string): Promise<number> {
+    return this.options.repos.usageCounters.usedInPeriod(principal.accountId, periodStart);
+  }
+
+  /** Lookup by lot: the VIN of a stored lot, or null when the lot is not known. */
+  private lookupVinOfLot(lot: LotRef): Promise<string | null> {
+    return this.options.repos.lots.vinOfLotId(lot.auction, lot.lotId);
+  }
+
+  /** Lookup: a VIN's stored lots, as JSON text. With the archive off it takes no step for photos. */
+  private lookupLots(vin: string): Promise<LotJson[]> {
+    const { repos, resolveImages } = this.options;
+    return resolveImages ? this.lookupLotsWithArchive(vin, resolveImages) : repos.lots.findJsonByVin(vin);
+  }
+
+  /**
+   * With the photo archive on, archived photos are listed by their copies (docs/media.md): only
+   * then are the lots parsed.
+   */
+  private async lookupLotsWithArchive(vin: string, resolveImages: (lots: Lot[]) => Promise<Lot[]>): Promise<LotJson[]> {
+    const lots = await this.options.repos.lots.findJsonByVin(vin);
+    if (lots.length === 0) return lots;
+    return (await resolveImages(lots.map((text) => JSON.parse(text) as Lot))).map(lotJson);
+  }
+
+  /**
+   * Quota and commit: the search record, the report, the count against the quota and the
+   * Idempotency-Key, in one transaction that re-checks the principal first.
+   */
+  private commit(
+    principal: SearchPrincipal,
+    subject: Subject,
+    vin: string | null,
+    lots: LotJson[],
+    idempotencyKey: string | null,
+    now: Date,
+    periodStart: string,
+    allowance: Allowance,
+  ): Promise<CommitResult> {
+    const asked = subject.kind === 'vin' ? subject.vin : lotSubject(subject.lot);
+    return this.options.repos.searchCommit.commit({
       principal,
       accountId: principal.accountId,
       tokenId: principal.tokenId,
@@ -195,13 +235,22 @@ export class SearchService {
       quota: allowance.monthlyQuota,
       lots,
       idempotencyKey,
-      sandbox,
+      sandbox: principal.sandbox,
     });
-    if (result.kind === 'principal_changed') return { kind: 'principal_changed', admitted: rate };
-    this.touchToken(principal, now);
+  }
 
+  /** The answer to a committed search, counted in the searches metric as the quota counts it. */
+  private outcomeOf(
+    result: Exclude<CommitResult, { kind: 'principal_changed' }>,
+    subject: Subject,
+    sandbox: boolean,
+    rate: RateDecision,
+    allowance: Allowance,
+    period: BillingPeriod,
+    now: Date,
+  ): SearchOutcome {
     if (result.kind === 'idempotency_conflict') return { kind: 'idempotency_conflict', original: describeSubject(result.originalVin) };
-    const limits = limitsAt(result.used);
+    const limits = limitsOf(rate, allowance, period, now, result.used);
     if (result.kind === 'quota_exceeded') {
       this.options.metrics.quotaRejections.inc();
       return { kind: 'quota_exceeded', limits };
@@ -210,6 +259,7 @@ export class SearchService {
     const { search } = result;
     // The metric counts what the quota counts: a sandbox search is not one of them.
     if (!sandbox) this.counted[replayed ? 'replayed' : search.reportId !== null ? 'found' : 'not_found'].inc();
+    const lot = subject.kind === 'lot' ? subject.lot : null;
     if (search.reportId === null) return { kind: 'not_found', vin: search.vin, lot, replayed, limits };
     return {
       kind: 'found',
@@ -231,7 +281,7 @@ export class SearchService {
    * force; for a sandbox token of an account without one, the sandbox allowance over calendar
    * months (its searches are never counted, so the quota only fills the headers).
    */
-  private allowanceOf(principal: SearchPrincipal, now: Date): { ratePerSecond: number; monthlyQuota: number; periodAnchor: Date } {
+  private allowanceOf(principal: SearchPrincipal, now: Date): Allowance {
     const { subscription } = principal;
     if (subscription !== null) {
       return { ratePerSecond: subscription.ratePerSecond, monthlyQuota: subscription.monthlyQuota, periodAnchor: new Date(subscription.startedAt) };
@@ -264,6 +314,26 @@ export class SearchService {
     if (principal.lastUsedAt !== null && now.getTime() - Date.parse(principal.lastUsedAt) < TOUCH_INTERVAL_MS) return;
     this.options.principals.touch(principal.tokenId, now).catch((error) => this.options.onBackgroundError?.(error));
   }
+}
+
+/** Validation of the Idempotency-Key header: the key trimmed, null without one, or INVALID. */
+function validIdempotencyKey(raw: string | undefined): string | null | typeof INVALID {
+  if (raw === undefined) return null;
+  const key = raw.trim();
+  return IDEMPOTENCY_KEY.test(key) ? key : INVALID;
+}
+
+function invalidIdempotencyKey(): SearchOutcome {
+  return {
+    kind: 'invalid_input',
+    field: 'Idempotency-Key',
+    messages: ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'],
+  };
+}
+
+/** The limits a search answers with: the rate decision, and the quota as the given use leaves it. */
+function limitsOf(rate: RateDecision, allowance: Allowance, period: BillingPeriod, now: Date, used: number): LimitsSnapshot {
+  return { rate, quota: { limit: allowance.monthlyQuota, used, periodStart: period.start, periodEnd: period.end }, now };
 }
 
 /** A search's subject as a customer reads it: `VIN <vin>`, or `lot <auction>/<id>`. */

@@ -9,12 +9,14 @@ import { SessionService } from '../../src/accounts/session-service.ts';
 import { addressSubject, emailSubject, LOGIN_PER_ADDRESS, LOGIN_PER_EMAIL, SIGNUP_PER_ADDRESS, Throttle, type Reserved } from '../../src/accounts/throttle.ts';
 import { migrateToLatest, openDatabase, type Db, type DialectName } from '../../src/storage/database.ts';
 import { createRepositories } from '../../src/storage/repositories/index.ts';
-import { DIALECTS, newTestSchemaName } from '../support/databases.ts';
+import { createTestDatabase, DIALECTS, newTestSchemaName, type TestDatabase } from '../support/databases.ts';
 import { TEST_POSTGRES_URL } from '../support/env.ts';
 import { randomEmail, TEST_SCRYPT } from '../support/customer-app.ts';
 
 const PASSWORD = 'correct horse battery';
+const MINUTE = 60_000;
 const T0 = new Date('2026-04-01T08:00:00.000Z');
+const after = (ms: number) => new Date(T0.getTime() + ms);
 
 /**
  * Two handles on one database, as two instances of a deployment have: a SQLite file opened twice
@@ -141,5 +143,30 @@ describe.each(DIALECTS)('throttles reserve before they verify, atomically across
     const rest = await Promise.all(Array.from({ length: 9 }, () => services[1].signUp({ email: randomEmail(), password: PASSWORD, acceptedTerms: true, ip, now: new Date() })));
     expect(kinds(rest)).toEqual({ ok: 9 });
     expect(await throttles[0].retryAfterMs(SIGNUP_PER_ADDRESS, addressSubject(ip), new Date())).toBeGreaterThan(0);
+  });
+});
+
+describe.each(DIALECTS)('throttling on one instance (%s)', (dialect) => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase(dialect);
+  });
+  afterAll(async () => {
+    await t?.destroy();
+  });
+
+  test('throttling counts in a sliding window and says when the next attempt is allowed', async () => {
+    const throttle = new Throttle(t.repos.authAttempts);
+    const subject = `email:${randomEmail()}`;
+    for (let i = 0; i < 5; i++) {
+      expect(await throttle.retryAfterMs(LOGIN_PER_EMAIL, subject, after(i * MINUTE))).toBe(0);
+      expect((await throttle.reserve([{ rule: LOGIN_PER_EMAIL, subject }], after(i * MINUTE))).kind).toBe('reserved');
+    }
+    expect(await throttle.reserve([{ rule: LOGIN_PER_EMAIL, subject }], after(5 * MINUTE))).toEqual({ kind: 'throttled', retryAfterMs: 10 * MINUTE });
+    // The oldest of the five ages out 15 minutes after it was made.
+    expect(await throttle.retryAfterMs(LOGIN_PER_EMAIL, subject, after(5 * MINUTE))).toBe(10 * MINUTE);
+    expect(await throttle.retryAfterMs(LOGIN_PER_EMAIL, subject, after(15 * MINUTE + 1))).toBe(0);
+    await throttle.clear(LOGIN_PER_EMAIL, subject);
+    expect(await throttle.retryAfterMs(LOGIN_PER_EMAIL, subject, after(5 * MINUTE))).toBe(0);
   });
 });

@@ -126,7 +126,7 @@ export class StripeStub {
       );
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server!.address() as { port: number }).port;
+    this.port = (this.server.address() as { port: number }).port;
   }
 
   async stop(): Promise<void> {

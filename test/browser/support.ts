@@ -84,7 +84,7 @@ export async function lowContrastTexts(page: Page, options: ContrastOptions): Pr
       const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
       const size = parseFloat(style.fontSize);
       const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
-      if (ratio < (large ? 3 : 4.5)) failures.push(`${element.tagName.toLowerCase()}.${element.className} "${element.textContent!.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+      if (ratio < (large ? 3 : 4.5)) failures.push(`${element.tagName.toLowerCase()}.${element.className} "${element.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
     }
     return failures;
   }, { skip: options.skip, skipUndisplayed: options.skipUndisplayed ?? false });

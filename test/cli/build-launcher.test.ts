@@ -36,6 +36,7 @@ function projectTree(): string {
 function runLauncher(tree: string, args: string[], dataDir: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [path.join(tree, 'bin', 'vinhistory.js'), ...args], { env: cliEnv(dataDir), timeout: 30_000 }, (error, stdout, stderr) => {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an ExecFileException, an Error, that the narrowing above hides from the rule.
       if (error && typeof error.code !== 'number') return reject(error);
       resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr });
     });
@@ -52,8 +53,8 @@ async function serve(tree: string, dataDir: string): Promise<{ base: string; std
   servers.push(child);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 25_000;
   for (;;) {

@@ -152,8 +152,8 @@ describe('vinhistory import: Ctrl-C', () => {
     const child = spawn(process.execPath, [BIN, 'import', '--batch-size', '200', lotsFile], { env: cliEnv(data.dir), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
 
     // Interrupt once some batches are stored (the database is in WAL mode: readable meanwhile).

@@ -39,6 +39,7 @@ export function runCli(args: string[], options: { dataDir: string; env?: Record<
       [BIN, ...args],
       { env: cliEnv(options.dataDir, options.env), timeout: 30_000 },
       (error, stdout, stderr) => {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an ExecFileException, an Error, that the narrowing above hides from the rule.
         if (error && typeof error.code !== 'number') return reject(error);
         resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr });
       },
@@ -72,7 +73,7 @@ function capture(sink: (text: string) => void): Write {
     const done = typeof encoding === 'function' ? encoding : callback;
     if (done) process.nextTick(done);
     return true;
-  }) as Write;
+  });
 }
 
 /** Makes the stream's isTTY false until the returned function puts back what it was. */

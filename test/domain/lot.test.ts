@@ -12,7 +12,7 @@ function valueSchema(schema: TSchema): TSchema {
 describe('LotSchema bounds', () => {
   it('gives every text field a maximum length and every number a range', () => {
     for (const field of LOT_FIELDS) {
-      const schema = valueSchema(LotSchema.properties[field] as TSchema);
+      const schema = valueSchema(LotSchema.properties[field]);
       if (KindGuard.IsString(schema)) {
         if (schema.format === 'date-time') continue;
         expect(schema.maxLength, field).toBeGreaterThan(0);

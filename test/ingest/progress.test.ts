@@ -6,7 +6,7 @@ import { startProgress } from '../../src/ingest/progress.ts';
 function capture(): { out: PassThrough & { isTTY?: boolean }; text: () => string } {
   const out = new PassThrough();
   let text = '';
-  out.on('data', (chunk: Buffer) => (text += chunk));
+  out.on('data', (chunk: Buffer) => (text += chunk.toString()));
   return { out, text: () => text };
 }
 

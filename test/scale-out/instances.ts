@@ -27,7 +27,7 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
       child.kill('SIGKILL');
       reject(new Error(`instance did not start:\n${logs.join('\n')}`));
     }, 60_000);
-    for (const stream of [child.stdout!, child.stderr!]) {
+    for (const stream of [child.stdout, child.stderr]) {
       readline.createInterface({ input: stream }).on('line', (line) => {
         logs.push(line);
         const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);

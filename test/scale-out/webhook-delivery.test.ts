@@ -47,7 +47,7 @@ class SlowReceiver {
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/hooks`;
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
     return this;
   }
 

@@ -122,10 +122,10 @@ describe.runIf(DIALECTS.includes('postgres'))('migrations on PostgreSQL schemas 
         expect(await planCodes(db)).toEqual(['professional', 'standard', 'vip']);
       }
       // Going down in one leaves the others whole.
-      const migrator = await createMigrator(databases[0]!.db);
+      const migrator = await createMigrator(databases[0].db);
       expect((await migrator.migrateTo(NO_MIGRATIONS)).error).toBeUndefined();
-      expect(await tables(databases[0]!.db)).toEqual([]);
-      expect(await tables(databases[1]!.db)).toEqual(TABLES);
+      expect(await tables(databases[0].db)).toEqual([]);
+      expect(await tables(databases[1].db)).toEqual(TABLES);
     } finally {
       await Promise.all(databases.map((database) => database.destroy()));
     }

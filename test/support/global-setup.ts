@@ -1,6 +1,4 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
@@ -21,9 +19,8 @@ declare module 'vitest' {
  * migrator introspects all schemas (has_schema_privilege on each), and that query fails when
  * another file drops its schema at the same moment.
  *
- * The CLI the tests spawn (bin/vinhistory.js) runs the build in dist/ when it is current and the
- * sources through tsx when not: a stale build is rebuilt first, so that the spawned CLIs run what
- * production runs, built from the sources under test, and start in a third of tsx's time.
+ * The app and system projects run it (vitest.config.ts); the unit project needs neither server.
+ * The rebuild of dist/ for the CLIs is build-setup.ts, the system project's alone.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   if (IN_CI && !TEST_POSTGRES_URL) {
@@ -43,7 +40,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
       redis.disconnect();
     }
   }
-  execFileSync(process.execPath, [fileURLToPath(new URL('../../bin/build.js', import.meta.url)), '--if-stale'], { stdio: 'inherit' });
 
   const prefix = `test_${randomBytes(4).toString('hex')}_`;
   project.provide('pgSchemaPrefix', prefix);

@@ -46,7 +46,7 @@ export class RedisServerProcess {
         clearTimeout(timer);
         reject(new Error(`redis-server exited with ${code} before it was ready:\n${lines.join('\n')}`));
       });
-      readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      readline.createInterface({ input: child.stdout }).on('line', (line) => {
         lines.push(line);
         if (line.includes('Ready to accept connections')) {
           clearTimeout(timer);

@@ -328,7 +328,7 @@ function makeLot(
 /** 3 to 10 photos on the auction's own image host, in the URL shapes each auction serves. */
 function imagesFor(rng: Prng, auction: 'copart' | 'iaai', lotId: number, yard: Yard, time: number): string[] {
   const count = rng.int(3, 10);
-  const images: string[] = new Array(count);
+  const images: string[] = new Array<string>(count);
   if (auction === 'iaai') {
     for (let i = 0; i < count; i++) {
       images[i] = `https://vis.iaai.com/resizer?imageKeys=${lotId}~SID~B${yard.branch}~I${i + 1}~S0~RW2576~H1932~TH0&width=845&height=633`;

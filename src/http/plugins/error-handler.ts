@@ -62,7 +62,7 @@ export default fp(
         return sendError(reply, error.statusCode, error.message, error.options.errors);
       }
       if (error.validation) {
-        const errors = validationErrorsByField(error.validation as AjvError[], error.validationContext);
+        const errors = validationErrorsByField(error.validation, error.validationContext);
         const first = Object.values(errors)[0]?.[0] ?? 'The request is invalid.';
         return sendError(reply, ERROR_STATUS.VALIDATION_FAILED, first, errors);
       }
@@ -107,7 +107,7 @@ export default fp(
       for (const method of [route.method].flat()) parametric.push({ method, pattern });
     });
     const routed = (method: string, path: string) =>
-      app.hasRoute({ method: method as (typeof HTTP_METHODS)[number], url: path }) || parametric.some((route) => route.method === method && route.pattern.test(path));
+      app.hasRoute({ method: method, url: path }) || parametric.some((route) => route.method === method && route.pattern.test(path));
 
     const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
       const path = request.url.split('?')[0]!;

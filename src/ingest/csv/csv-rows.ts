@@ -331,7 +331,7 @@ function judgeRecord(
       relax_column_count: false,
       skip_empty_lines: true,
       ...(options.delimiter ? { delimiter: options.delimiter } : {}),
-    }) as string[][];
+    });
     if (records.length !== 2) return { reason: `holds ${records.length - 1} records`, wrongWidth: false };
     return { values: records[1]! };
   } catch (error) {

@@ -60,7 +60,7 @@ function imagesOf(images: unknown): string[] {
   const lists = isObject(images) ? ['downloaded', 'big', 'normal', 'small'].map((key) => images[key]) : [images];
   for (const list of lists) {
     if (!Array.isArray(list) || list.length === 0) continue;
-    return list.map((item) => (typeof item === 'string' ? absoluteUrl(item) : item)).filter((item) => item !== null) as string[];
+    return (list as unknown[]).map((item) => (typeof item === 'string' ? absoluteUrl(item) : item)).filter((item) => item !== null) as string[];
   }
   return [];
 }

@@ -76,7 +76,7 @@ export function refusalFor(head: string): string | null {
 
 function csvHeader(line: string, delimiter: string | undefined): string[] {
   try {
-    const [header] = parseCsvSync(line, { bom: true, relax_quotes: true, ...(delimiter ? { delimiter } : {}) }) as string[][];
+    const [header] = parseCsvSync(line, { bom: true, relax_quotes: true, ...(delimiter ? { delimiter } : {}) });
     return header ?? [];
   } catch {
     return [];

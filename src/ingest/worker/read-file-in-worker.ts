@@ -15,11 +15,12 @@ export interface WorkerFileSource {
   description: string;
   /** The file's size in bytes, and how much of it the worker has read so far. */
   size: number;
-  bytesRead(): number;
+  // Closures, not methods: the import hands them on unbound (import-files.ts).
+  bytesRead: () => number;
   /** Set when the file was imported with --enrich, once the file is read. */
-  enriched(): { decoded: number; enriched: number } | undefined;
+  enriched: () => { decoded: number; enriched: number } | undefined;
   /** Stops the worker if it still runs (the file was not read to the end). */
-  close(): Promise<void>;
+  close: () => Promise<void>;
   chunks: AsyncIterable<PreparedChunk>;
 }
 

@@ -67,7 +67,7 @@ export class AuthAttemptsRepository {
       .where('subject', '=', subject)
       .where('created_at', '>', since.toISOString())
       .executeTakeFirstOrThrow();
-    return { count: Number(row.n), oldest: (row.oldest as string | null) ?? null };
+    return { count: Number(row.n), oldest: (row.oldest) ?? null };
   }
 
   async clear(kind: AttemptKind, subject: string): Promise<void> {

@@ -133,7 +133,7 @@ export class MailQueueRepository {
       summary[row.status] = Number(row.n);
       if (row.status === 'queued') {
         summary.retrying = Number(row.retrying ?? 0);
-        summary.oldestQueuedAt = (row.oldest as string | null) ?? null;
+        summary.oldestQueuedAt = (row.oldest) ?? null;
       }
     }
     return summary;

@@ -187,6 +187,6 @@ export class WebhookOutboxRepository {
       .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.min('created_at').as('oldest')])
       .where('status', '=', 'pending')
       .executeTakeFirstOrThrow();
-    return { pending: Number(row.n), oldestPendingAt: (row.oldest as string | null) ?? null };
+    return { pending: Number(row.n), oldestPendingAt: (row.oldest) ?? null };
   }
 }

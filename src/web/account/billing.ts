@@ -161,6 +161,7 @@ const billingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     let buyer: BuyerDetails | undefined;
     if (body.buyer_form === '1') {
       const checked = checkBuyerDetails({ company: body.company, address: body.address, taxId: body.tax_id });
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- form fields are strings or absent; String() only bounds an unexpected shape.
       const values = { company: String(body.company ?? '').slice(0, 600), address: String(body.address ?? '').slice(0, 600), tax_id: String(body.tax_id ?? '').slice(0, 600) };
       if ('errors' in checked) return renderBilling(request, reply, { ...keep, buyer: values, buyerErrors: firstErrors(checked.errors) }, 422);
       buyer = checked.details;

@@ -61,7 +61,7 @@
               var pretty = text;
               try {
                 pretty = JSON.stringify(JSON.parse(text), null, 2);
-              } catch (error) {
+              } catch {
                 pretty = text;
               }
               show(result, response.status + ' ' + response.statusText, lines.join('\n'), pretty);

@@ -48,7 +48,7 @@
       var ok = false;
       try {
         ok = document.execCommand('copy');
-      } catch (error) {
+      } catch {
         ok = false;
       }
       document.body.removeChild(area);

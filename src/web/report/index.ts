@@ -158,7 +158,7 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const brandKey = theirs ? JSON.stringify([theirs.name, theirs.logoHash, theirs.accent, theirs.contact]) : JSON.stringify(brand);
     try {
       const { pdf } = await services.pdfCache.getOrPrint({ reportId: report.id, language: lang, paper, brand: brandKey }, () =>
-        printPdf(report, lang, paper as Paper, brand),
+        printPdf(report, lang, paper, brand),
       );
       return reply
         .type('application/pdf')

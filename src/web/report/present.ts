@@ -154,7 +154,7 @@ function newest<K extends keyof Lot>(lots: readonly Lot[], field: K): NonNullabl
     const value = lot[field];
     if (value === null || value === undefined) continue;
     if (typeof value === 'string' && cleanText(value) === null) continue;
-    return value as NonNullable<Lot[K]>;
+    return value;
   }
   return null;
 }

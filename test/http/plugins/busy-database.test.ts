@@ -83,9 +83,9 @@ describe('a busy SQLite database', () => {
   });
 
   it('is documented: 503 with Retry-After on the search and usage operations of the OpenAPI document', async () => {
-    const doc = (await app.inject({ url: '/api/v1/openapi.json' })).json() as {
+    const doc = (await app.inject({ url: '/api/v1/openapi.json' })).json<{
       paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
-    };
+    }>();
     const operations = Object.entries(doc.paths).flatMap(([path, byMethod]) =>
       Object.entries(byMethod).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, operation })),
     );

@@ -107,7 +107,7 @@ describe('Copart sales-data CSV', () => {
   });
 
   it('finds columns by header name, in any order', async () => {
-    const rows = parse(readFileSync(QUIRKS), { relax_column_count: false }) as string[][];
+    const rows = parse(readFileSync(QUIRKS), { relax_column_count: false });
     const order = rows[0]!.map((_, i) => i).reverse();
     const shuffled = toCsv(rows.map((row) => order.map((i) => row[i]!)));
     const result = await readPrepared(streamOf(shuffled));
@@ -115,7 +115,7 @@ describe('Copart sales-data CSV', () => {
   });
 
   it('skips a row with the wrong number of columns in the middle of a good file, and loads the rest', async () => {
-    const rows = parse(readFileSync(QUIRKS)) as string[][];
+    const rows = parse(readFileSync(QUIRKS));
     const text = toCsv(rows.slice(0, 3)) + '"7","not","enough","columns"\n' + toCsv(rows.slice(3, 5));
     const result = await readPrepared(streamOf(text, 100));
     expect(result.failure).toBeNull();

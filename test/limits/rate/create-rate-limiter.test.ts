@@ -70,6 +70,7 @@ describe.runIf(TEST_REDIS_URL)('createRateLimiter: Redis dies and comes back emp
     const SETTLE_MS = 1000;
     const accepted: Bracket[] = [];
     const slowWhileDown: number[] = [];
+    // eslint-disable-next-line prefer-const -- read by the senders' closure before it is set, once Redis is killed.
     let down: { from: number; to: number } | undefined;
     const origin = performance.now();
     let running = true;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, type ExpectStatic, test } from 'vitest';
+import { describe, test } from 'vitest';
 import { WINDOW_MS, type RateDecision, type RateLimiter } from '../../../src/limits/rate/rate-limiter.ts';
 
 export type RateLimiterFactory = () => RateLimiter | Promise<RateLimiter>;

@@ -135,7 +135,7 @@ describe.runIf(DIALECTS.includes('postgres'))('LotsRepository.upsertBatch under 
       second = t.repos.lots.upsertBatch(lots.map((lot, i) => (i === 0 ? { ...lot, price: 2 } : lot)));
       await new Promise((resolve) => setTimeout(resolve, 300));
     });
-    expect(await second).toEqual({ inserted: 0, updated: 1, unchanged: 19 });
+    expect(await (second as Promise<unknown> | null)).toEqual({ inserted: 0, updated: 1, unchanged: 19 });
     const stored = await t.repos.lots.findByVin(vin);
     expect(stored).toHaveLength(20);
     expect(stored.find((lot) => lot.lot_id === lots[0]!.lot_id)?.price).toBe(2);

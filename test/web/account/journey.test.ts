@@ -263,7 +263,7 @@ describe('readiness in production', () => {
       expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
       const missing = await t.app.inject({ url: '/readyz' });
       expect(missing.statusCode).toBe(503);
-      const { problems } = missing.json() as { problems: string[] };
+      const { problems } = missing.json<{ problems: string[] }>();
       expect(problems.join('\n')).toMatch(/SELLER_NAME[\s\S]*SELLER_ADDRESS[\s\S]*SUPPORT_EMAIL[\s\S]*bank details[\s\S]*terms\.md[\s\S]*privacy\.md/);
       // No placeholders in production: the legal page says it is not published yet.
       expect((await t.app.inject({ url: '/terms' })).statusCode).toBe(503);

@@ -197,7 +197,7 @@ export class GroupCommit<I, R> {
 
   /** The batch's units, each in a savepoint of its own, sent ahead as far as their guesses go (see the class). */
   private async units(client: pg.ClientBase, batch: Pending<I, R>[], begun: Promise<unknown>): Promise<Outcome<R>[]> {
-    const outcomes: Outcome<R>[] = new Array(batch.length);
+    const outcomes: Outcome<R>[] = new Array<Outcome<R>>(batch.length);
     const contended = new Map<string, unknown>();
     const steps = batch.map((item) => this.unit(item.input));
     let savepoints = 0;
@@ -248,7 +248,7 @@ export class GroupCommit<I, R> {
       for (const [n, unit] of round.entries()) {
         const [opened, ...answers] = answered[n]!;
         // Every unit before this one went through, so its savepoint cannot have failed but on a broken connection.
-        if (!opened!.ok) throw opened!.error;
+        if (!opened.ok) throw opened.error;
         const checked = replay(unit.steps, unit.sent, answers);
         if (checked.kind === 'same') {
           outcomes[unit.index] = { ok: true, result: checked.result };

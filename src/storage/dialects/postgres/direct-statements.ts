@@ -15,7 +15,7 @@ const names = new Map<string, string>();
  * pool's), statements sent without waiting for the one before go out together (commits.ts).
  */
 export async function runDirect(client: pg.ClientBase, sql: string, parameters: unknown[]): Promise<unknown[]> {
-  const result = await client.query({ name: statementName(sql), text: sql, values: parameters });
+  const result = await client.query<Record<string, unknown>>({ name: statementName(sql), text: sql, values: parameters });
   return result.rows;
 }
 
@@ -24,7 +24,7 @@ export async function runDirect(client: pg.ClientBase, sql: string, parameters: 
  * which would otherwise go through Kysely's driver to be parsed and planned on every search.
  */
 export async function runPooled(pool: pg.Pool, sql: string, parameters: unknown[]): Promise<unknown[]> {
-  const result = await pool.query({ name: statementName(sql), text: sql, values: parameters });
+  const result = await pool.query<Record<string, unknown>>({ name: statementName(sql), text: sql, values: parameters });
   return result.rows;
 }
 

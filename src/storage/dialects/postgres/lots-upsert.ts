@@ -29,7 +29,7 @@ const keyOf = (auction: string, lotId: number) => `${auction}\u0000${lotId}`;
  * the row the earlier one wrote, as a later line should.
  */
 export async function upsertLotsPostgres(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]> {
-  const statuses: LotUpsertStatus[] = new Array(lots.length).fill('unchanged');
+  const statuses: LotUpsertStatus[] = new Array<LotUpsertStatus>(lots.length).fill('unchanged');
   let start = 0;
   while (start < lots.length) {
     const positions = new Map<string, number>();

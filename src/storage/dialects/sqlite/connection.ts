@@ -31,7 +31,7 @@ function withStatementCache(db: BetterSqlite3.Database, limit = 500): SqliteData
       if (sql === 'begin') sql = 'begin immediate';
       let statement = cache.get(sql);
       if (statement === undefined) {
-        statement = db.prepare(sql) as unknown as SqliteStatement;
+        statement = db.prepare(sql);
         if (cache.size >= limit) cache.delete(cache.keys().next().value!);
         cache.set(sql, statement);
       }

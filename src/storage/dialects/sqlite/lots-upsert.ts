@@ -33,7 +33,7 @@ const UPSERT_RETURNING = upsertStatementSql({ rows: 1, placeholder: () => '?', r
  */
 export async function upsertLotsSqlite(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]> {
   return kysely.getExecutor().provideConnection(async (connection) => {
-    const statuses: LotUpsertStatus[] = new Array(lots.length);
+    const statuses: LotUpsertStatus[] = new Array<LotUpsertStatus>(lots.length);
     const { rows } = await connection.executeQuery<{ top: number | null; last: number }>(
       CompiledQuery.raw('select max(rowid) as top, last_insert_rowid() as last from lots', []),
     );

@@ -65,6 +65,7 @@ export class SqliteSearchBatch {
         try {
           return { ok: true, result: alone ? runUnit(input) : this.runSteps(input) };
         } catch (error) {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- a marker, not an error: the batch's catch tells a unit's failure from its own by it.
           if (!alone) throw new UnitFailed(error);
           return { ok: false, error };
         }

@@ -90,6 +90,7 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
     const counter = { count: 0 };
     const pool = poolOf(instance.db);
     const original = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the mock stands for connect's promise form; its callback form is never called here.
     vi.spyOn(pool, 'connect').mockImplementation((() => {
       counter.count++;
       return original();
@@ -138,40 +139,40 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
 
   test('two accounts interleaved from two instances in opposite orders: no deadlock, every search counted', async () => {
     const [x, y] = await Promise.all([createCustomer(repos()), createCustomer(repos())]);
-    await Promise.all([principalOf(x!), principalOf(y!)]);
+    await Promise.all([principalOf(x), principalOf(y)]);
     // One transaction in flight per instance, so that each batch holds searches of both accounts,
     // which arrive in one order at the first instance and in the other at the second.
     const [a, b] = instances.map((instance) => ({ searchCommit: new PostgresSearchCommit(instance.db.kysely, poolOf(instance.db), { maxInFlight: 1 }) }));
     const started = Date.now();
     const results = await Promise.all(
       Array.from({ length: 15 }, () => [
-        search(a!, x!),
-        search(a!, y!),
-        search(b!, y!),
-        search(b!, x!),
+        search(a!, x),
+        search(a!, y),
+        search(b!, y),
+        search(b!, x),
       ]).flat(),
     );
     expect(kinds(results)).toEqual({ committed: 60 });
-    expect(await ledger(x!)).toEqual({ searches: 30, reports: 30, used: 30 });
-    expect(await ledger(y!)).toEqual({ searches: 30, reports: 30, used: 30 });
+    expect(await ledger(x)).toEqual({ searches: 30, reports: 30, used: 30 });
+    expect(await ledger(y)).toEqual({ searches: 30, reports: 30, used: 30 });
     // A deadlock costs deadlock_timeout (1 s) before PostgreSQL breaks it by failing one search.
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   test("an account's counter row held past lock_timeout fails that account's searches of a batch in one wait, not one each; other accounts commit", async () => {
     const [x, y] = await Promise.all([createCustomer(repos()), createCustomer(repos())]);
-    await Promise.all([principalOf(x!), principalOf(y!)]);
-    await search(instances[0]!, x!);
+    await Promise.all([principalOf(x), principalOf(y)]);
+    await search(instances[0]!, x);
     const impatient = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL! }, { schema, lockTimeoutMs: 400 });
     const holder = new pg.Client({ connectionString: TEST_POSTGRES_URL!, options: `-c search_path=${schema}` });
     await holder.connect();
     try {
       await holder.query('begin');
-      await holder.query('select used from usage_counters where account_id = $1 for update', [x!.accountId]);
+      await holder.query('select used from usage_counters where account_id = $1 for update', [x.accountId]);
       const commits = { searchCommit: new PostgresSearchCommit(impatient.kysely, poolOf(impatient), { maxInFlight: 1 }) };
       const started = Date.now();
       // The first search goes alone; the other nine wait for it and make one batch.
-      const settled = await Promise.allSettled([search(commits, y!), ...Array.from({ length: 8 }, () => search(commits, x!)), search(commits, y!)]);
+      const settled = await Promise.allSettled([search(commits, y), ...Array.from({ length: 8 }, () => search(commits, x)), search(commits, y)]);
       const elapsed = Date.now() - started;
       expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.kind : (s.reason as { code?: string }).code))).toEqual([
         'committed',
@@ -185,7 +186,7 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
       await holder.end();
       await impatient.close();
     }
-    expect(await ledger(x!)).toEqual({ searches: 1, reports: 1, used: 1 });
-    expect(await ledger(y!)).toEqual({ searches: 2, reports: 2, used: 2 });
+    expect(await ledger(x)).toEqual({ searches: 1, reports: 1, used: 1 });
+    expect(await ledger(y)).toEqual({ searches: 2, reports: 2, used: 2 });
   });
 });
