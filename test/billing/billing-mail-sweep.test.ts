@@ -91,6 +91,22 @@ describe.each(DIALECTS)('billing mail, through the queue to an SMTP server (%s)'
     expect(await sweepAndSend(at(1.02))).toEqual([]);
   });
 
+  test('an invoice first seen already paid (a card charged at once, through Stripe): the receipt alone, no "please pay"', async () => {
+    const account = await customer();
+    const paid = await t.repos.invoices.create(
+      { accountId: account.id, provider: 'stripe', kind: 'subscribe', planCode: 'vip', billing: 'annual', amountCents: 384000, currency: 'usd', description: 'VIP, annual', status: 'paid', paidAt: at(1.5).toISOString(), externalId: `in_${randomBytes(6).toString('hex')}` },
+      at(1.5),
+    );
+    const mails = await sweepAndSend(at(1.6));
+    expect(mails.map((mail) => [mail.to, mail.subject]).sort()).toEqual([
+      [OPERATOR, `Payment: ${account.email} paid ${paid.reference}, $3,840.00`],
+      [account.email, `Payment received for invoice ${paid.reference}`],
+    ]);
+    expect(mails.find((mail) => mail.to === account.email)!.text).toContain('(VIP plan, billed annually)');
+    expect(mails.find((mail) => mail.to === OPERATOR)!.text).toContain('by card (Stripe)');
+    expect(await sweepAndSend(at(1.7))).toEqual([]);
+  });
+
   test("in the account's language where a catalogue exists (Spanish), else English; a deleted account gets nothing", async () => {
     const spanish = await customer('es');
     const georgian = await customer('ka');
