@@ -70,6 +70,9 @@ export class BillingMailSweep {
     if (this.timer) return;
     const tick = () => {
       this.running = this.sweep()
+        .then((result) => {
+          if (Object.values(result).some((n) => n > 0)) this.options.log.info({ notices: result }, 'billing mail queued');
+        })
         .catch((error) => this.options.log.warn({ err: error }, 'billing mail sweep failed; it runs again at the next interval'))
         .finally(() => {
           this.running = null;
