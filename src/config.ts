@@ -103,6 +103,8 @@ const EnvSchema = Type.Object({
   SUPPORT_EMAIL: Type.Optional(Type.String({ pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', maxLength: 254 })),
   /** Where the operator's terms.md and privacy.md are; DATA_DIR/legal when unset. */
   LEGAL_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  /** Billing mail (docs/mail.md): the operator's copy of each new invoice and payment goes here; none when unset. */
+  OPERATOR_EMAIL: Type.Optional(Type.String({ pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', maxLength: 254 })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -174,6 +176,8 @@ export interface Config {
   readonly seller: { readonly name: string | null; readonly address: string | null; readonly taxId: string | null; readonly bankDetails: string | null };
   readonly supportEmail: string | null;
   readonly legalDir: string;
+  /** Billing mail: who gets the operator's copies (null: nobody). */
+  readonly billingMail: { readonly operatorEmail: string | null };
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
 }
 
@@ -198,6 +202,7 @@ const HINTS: Record<string, string> = {
   REQUEST_TIMEOUT_MS: 'a whole number of milliseconds from 100 to 9999999, e.g. 60000',
   METRICS_TOKEN: 'at least 16 characters',
   COOKIE_SECRET: 'at least 32 characters',
+  OPERATOR_EMAIL: 'an email address such as billing@example.com',
   SMTP_URL: 'an smtp:// or smtps:// URL such as smtps://user:pass@smtp.example.com:465',
   STRIPE_SECRET_KEY: 'a Stripe secret key (sk_live_..., sk_test_... or rk_...)',
   STRIPE_WEBHOOK_SECRET: 'a Stripe webhook signing secret (whsec_...)',
@@ -308,6 +313,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     }),
     supportEmail: env.SUPPORT_EMAIL ?? null,
     legalDir: env.LEGAL_DIR ? path.resolve(env.LEGAL_DIR) : path.join(dataDir, 'legal'),
+    billingMail: Object.freeze({ operatorEmail: env.OPERATOR_EMAIL ?? null }),
     stripe: env.STRIPE_SECRET_KEY
       ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,

@@ -16,11 +16,12 @@ import { VinPreviewService } from './search/vin-preview.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
 import { MailQueue } from './accounts/mail/mail-queue.ts';
-import { MailDeliveryWorker, type MailDeliveryTuning } from './accounts/mail/mail-delivery-worker.ts';
+import { MailDeliveryWorker, sendAsQueued, type MailDeliveryTuning } from './accounts/mail/mail-delivery-worker.ts';
 import { AccountAuthService } from './accounts/account-auth-service.ts';
 import { AccountService } from './accounts/account-service.ts';
 import { AccountDeletionService } from './accounts/account-deletion.ts';
 import { LegalDocuments } from './accounts/legal-documents.ts';
+import { BillingMailSweep } from './billing/billing-mail-sweep.ts';
 import { BrandService } from './accounts/brand-service.ts';
 import { ApiTokenService } from './accounts/api-tokens.ts';
 import { OperatorTokenService } from './accounts/operator-tokens.ts';
@@ -108,11 +109,13 @@ export interface Container {
   readonly mail: MailQueue;
   /** Sends queued mail; `vinhistory serve` starts it, tests `drain()` it. */
   readonly mailDelivery: MailDeliveryWorker;
+  /** Queues billing mail (invoices, receipts, quota warnings, a plan's end); `serve` starts it, tests `sweep()` it. */
+  readonly billingMail: BillingMailSweep;
   readonly accountDeletion: AccountDeletionService;
   readonly payments: PaymentsSetup;
   /** The seller on invoices and the contact address (SELLER_*, SUPPORT_EMAIL). */
   readonly seller: SellerService;
-  /** The operator's Terms of Service and Privacy Policy (LEGAL_DIR). */
+  /** The operator's Terms of Service and Privacy Policy (the database, else LEGAL_DIR). */
   readonly legal: LegalDocuments;
   readonly stripeWebhooks: StripeWebhookHandler | null;
   readonly stripeCheckoutOrigin: string;
@@ -195,7 +198,7 @@ export function createContainer(options: ContainerOptions): Container {
     repository: repos.mailQueue,
     queue: mail,
     transport: mailer,
-    prepare: { password_reset: (queued, now) => auth.prepareResetMail(queued, now) },
+    prepare: { password_reset: (queued, now) => auth.prepareResetMail(queued, now), billing: sendAsQueued },
     log: log.child({ component: 'mail-delivery' }),
     ...(options.now ? { now: options.now } : {}),
     ...(overrides.mailDelivery ? { tuning: overrides.mailDelivery } : {}),
@@ -237,7 +240,16 @@ export function createContainer(options: ContainerOptions): Container {
   });
   metrics.watchWebhookQueue(() => repos.webhookOutbox.stats());
   const seller = new SellerService({ config, repos });
-  const legal = new LegalDocuments({ dir: config.legalDir, isProduction: config.isProduction });
+  const legal = new LegalDocuments({ dir: config.legalDir, isProduction: config.isProduction, store: repos.legalDocuments });
+  const billingMail = new BillingMailSweep({
+    db,
+    repos,
+    mail,
+    links: { billing: `${config.publicBaseUrl}${BILLING_PATH}`, invoice: (id) => `${config.publicBaseUrl}${BILLING_PATH}/invoices/${encodeURIComponent(id)}` },
+    operatorEmail: config.billingMail.operatorEmail,
+    log: log.child({ component: 'billing-mail' }),
+    now,
+  });
 
   return Object.freeze({
     config,
@@ -258,6 +270,7 @@ export function createContainer(options: ContainerOptions): Container {
     auth,
     mail,
     mailDelivery,
+    billingMail,
     accountDeletion: new AccountDeletionService({ db, repos, auth, plans: payments.billing }),
     payments,
     seller,
@@ -273,6 +286,7 @@ export function createContainer(options: ContainerOptions): Container {
     deliveryWorker,
     media,
     close: async () => {
+      await billingMail.stop();
       await mailDelivery.stop();
       await deliveryWorker.stop();
       await media.close();

@@ -43,6 +43,8 @@ export async function startServer(config: Config): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   // Sends the mail queued by requests (and any left by a previous run); stopped by services.close().
   services.mailDelivery.start();
+  // Queues billing mail (invoices, receipts, quota warnings, a plan's end), once across every instance.
+  services.billingMail.start();
   if (!config.isProduction) await ensureDemoData({ config, services, log: app.log });
   if (config.webhooks.workerInServe) services.deliveryWorker.start();
   // With the photo archive on, this instance copies queued photos in the background (docs/media.md).

@@ -118,6 +118,12 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ env: 'production', isProduction: true, publicBaseUrl: 'https://api.vinhistory.example' });
   });
 
+  test('OPERATOR_EMAIL: where the operator copies of billing mail go; unset, nobody; not an address, refused with a hint', () => {
+    expect(loadConfig({}).billingMail).toEqual({ operatorEmail: null });
+    expect(loadConfig({ OPERATOR_EMAIL: 'billing@acme.example' }).billingMail).toEqual({ operatorEmail: 'billing@acme.example' });
+    expect(problemsOf({ OPERATOR_EMAIL: 'billing' })).toEqual([expect.stringMatching(/^OPERATOR_EMAIL="billing".*an email address/)]);
+  });
+
   test('REQUEST_TIMEOUT_MS bounds how long a client may take to send a request: 60 s unless set', () => {
     expect(loadConfig({}).requestTimeoutMs).toBe(60_000);
     expect(loadConfig({ REQUEST_TIMEOUT_MS: '500' }).requestTimeoutMs).toBe(500);

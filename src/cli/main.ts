@@ -3,6 +3,7 @@ import { registerAccountsCommands } from './commands/accounts.ts';
 import { registerDeliverCommand } from './commands/deliver.ts';
 import { registerImportCommand } from './commands/import.ts';
 import { registerInvoicesCommands } from './commands/invoices.ts';
+import { registerLegalCommands } from './commands/legal.ts';
 import { registerMediaCommands } from './commands/media.ts';
 import { registerMailCommands } from './commands/mail.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
@@ -43,6 +44,7 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerDeliverCommand(program);
   registerMediaCommands(program);
   registerMailCommands(program);
+  registerLegalCommands(program);
   return program;
 }
 

@@ -1,8 +1,9 @@
 /**
  * What a queued message is for. It decides what the delivery worker adds at send time: a
- * password reset's link is made then, so that the queue never holds a secret.
+ * password reset's link is made then, so that the queue never holds a secret; a billing mail
+ * (an invoice, a receipt, a quota warning, a plan's end) is sent as it was queued.
  */
-export type MailKind = 'password_reset';
+export type MailKind = 'password_reset' | 'billing';
 
 /** queued: waiting or retrying; sent; skipped: nothing to send at send time (no such account); failed: given up. */
 export type MailStatus = 'queued' | 'sent' | 'skipped' | 'failed';
@@ -15,6 +16,8 @@ export interface QueuedMail {
   subject: string;
   /** The text, without any secret (see MailKind). */
   body: string;
+  /** The HTML alternative of the text, when the message has one. */
+  html: string | null;
   status: MailStatus;
   /** Delivery attempts begun, this one included for a claimed message. */
   attempts: number;

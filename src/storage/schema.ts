@@ -270,6 +270,8 @@ export interface MailQueueTable {
   recipient: string;
   subject: string;
   body: string;
+  /** The HTML alternative of `body` (0016); null for a plain-text message. */
+  html: ColumnType<string | null, string | null | undefined, string | null>;
   status: 'queued' | 'sent' | 'skipped' | 'failed';
   attempts: number;
   created_at: string;
@@ -279,6 +281,21 @@ export interface MailQueueTable {
   sent_at: string | null;
   failed_at: string | null;
   last_error: string | null;
+}
+
+/** The operator's legal pages, shared by every instance (0016). */
+export interface LegalDocumentsTable {
+  name: 'terms' | 'privacy';
+  markdown: string;
+  updated_at: string;
+}
+
+/** A billing mail decided, once per (kind, subject) whichever instance decides it (0016). */
+export interface BillingNoticesTable {
+  kind: string;
+  subject: string;
+  account_id: string;
+  created_at: string;
 }
 
 /** A VIN or one auction lot an account wants events for (0007): exactly one of the two is set. */
@@ -394,6 +411,8 @@ export interface Database {
   media_images: MediaImagesTable;
   media_objects: MediaObjectsTable;
   mail_queue: MailQueueTable;
+  legal_documents: LegalDocumentsTable;
+  billing_notices: BillingNoticesTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

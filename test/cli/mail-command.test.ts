@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/storage/database.ts';
-import { TestSmtpServer, textOf } from '../support/smtp-server.ts';
+import { partsOf, subjectOf, TestSmtpServer, textOf } from '../support/smtp-server.ts';
 import { freePort, makeDataDir, openCliDatabase, runCliInProcess, startServe, stopServer } from './run-cli.ts';
 
 /**
@@ -36,15 +36,17 @@ describe('vinhistory serve and vinhistory mail status', () => {
     data.remove();
   });
 
-  it('serve sends queued reset mail after answering, stops cleanly on SIGTERM, and mail status shows the queue', { timeout: 150_000 }, async () => {
+  it('serve sends queued reset mail after answering, and billing mail from its sweep; stops cleanly on SIGTERM, and mail status shows the queue', { timeout: 150_000 }, async () => {
     const email = 'owner@example.com';
     const opened = await openCliDatabase(data.dir);
     await migrateToLatest(opened.db);
-    await opened.repos.accounts.create(email);
+    const account = await opened.repos.accounts.create(email);
+    // An invoice issued while no server ran: the sweep at serve's start announces it.
+    const invoice = await opened.repos.invoices.create({ accountId: account.id, provider: 'manual', kind: 'subscribe', planCode: 'standard', billing: 'monthly', amountCents: 5000, currency: 'usd', description: 'Standard plan, monthly' });
     await opened.db.close();
 
     smtp = await TestSmtpServer.start();
-    const server = await serve(data.dir, { SMTP_URL: smtp.url, NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://vinhistory.test' }, (started) => (child = started));
+    const server = await serve(data.dir, { SMTP_URL: smtp.url, NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://vinhistory.test', OPERATOR_EMAIL: 'ops@vinhistory.test' }, (started) => (child = started));
     const page = await fetch(`${server.baseUrl}/forgot-password`);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
     const cookie = page.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
@@ -55,9 +57,16 @@ describe('vinhistory serve and vinhistory mail status', () => {
     });
     expect(answer.status).toBe(200);
     // The server's mail worker, woken by the queued message, sends it.
-    await smtp.waitForMessages(1);
-    expect(smtp.received[0]!.to).toBe(email);
-    expect(textOf(smtp.received[0]!)).toMatch(/https:\/\/vinhistory\.test\/reset-password\?token=[\w-]{43}/);
+    await smtp.waitForMessages(3);
+    const reset = smtp.received.find((mail) => subjectOf(mail) === 'Reset your vinhistory password')!;
+    expect(reset.to).toBe(email);
+    expect(textOf(reset)).toMatch(/https:\/\/vinhistory\.test\/reset-password\?token=[\w-]{43}/);
+    const billing = smtp.received.filter((mail) => mail !== reset).map((mail) => [mail.to, subjectOf(mail)]);
+    expect(billing.sort()).toEqual([
+      ['ops@vinhistory.test', `New invoice ${invoice.reference}: ${email}, $50.00`],
+      [email, `Invoice ${invoice.reference}: $50.00`],
+    ]);
+    expect(partsOf(smtp.received.find((mail) => mail.to === email && mail !== reset)!).text).toContain(`https://vinhistory.test/account/billing/invoices/${invoice.id}`);
 
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
     server.child.kill('SIGTERM');
@@ -76,13 +85,13 @@ describe('vinhistory serve and vinhistory mail status', () => {
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/^transport: the outbox folder/m);
     expect(status.stdout).toMatch(/^queued: +0$/m);
-    expect(status.stdout).toMatch(/^sent: +1$/m);
+    expect(status.stdout).toMatch(/^sent: +3$/m);
     expect(status.stdout).toMatch(/^failed: +1 \(given up\)$/m);
     expect(status.stdout).toMatch(/^Failed:\nID +KIND +TO +ATTEMPTS +QUEUED +GIVEN UP +LAST ERROR\n/m);
     expect(status.stdout).toMatch(/mail_\w+ +password_reset +gone@example\.com +1 .*EAUTH: Invalid login/);
 
     const json = JSON.parse((await runCliInProcess(['mail', 'status', '--json'], { dataDir: data.dir, env: { SMTP_URL: smtp.url } })).stdout) as Record<string, unknown>;
-    expect(json).toMatchObject({ queued: 0, sent: 1, failed: 1, transport: 'smtp', failed_messages: [{ to: 'gone@example.com', attempts: 1 }] });
+    expect(json).toMatchObject({ queued: 0, sent: 3, failed: 1, transport: 'smtp', failed_messages: [{ to: 'gone@example.com', attempts: 1 }] });
     expect((await runCliInProcess(['mail', 'status', '--limit', '5000'], { dataDir: data.dir })).code).toBe(2);
   });
 });

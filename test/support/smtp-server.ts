@@ -119,3 +119,61 @@ export function textOf(mail: ReceivedMail): string {
   if (!/^content-transfer-encoding:\s*quoted-printable/im.test(headers)) return body;
   return body.replace(/=\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
+
+/** Bytes of a quoted-printable text (soft line breaks undone), read as UTF-8. */
+function decodeQuotedPrintable(text: string): string {
+  const bytes: number[] = [];
+  const joined = text.replace(/=\n/g, '');
+  for (let i = 0; i < joined.length; i++) {
+    const hex = joined[i] === '=' ? /^[0-9A-F]{2}/i.exec(joined.slice(i + 1, i + 3)) : null;
+    if (hex) {
+      bytes.push(parseInt(hex[0], 16));
+      i += 2;
+    } else bytes.push(...Buffer.from(joined[i]!, 'utf8'));
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+function decodePart(headers: string, body: string): string {
+  const encoding = /^content-transfer-encoding:\s*(\S+)/im.exec(headers)?.[1]?.toLowerCase();
+  if (encoding === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+  if (encoding === 'quoted-printable') return decodeQuotedPrintable(body);
+  return body;
+}
+
+/** Headers unfolded (a continuation line joined to its header). */
+function headersOf(data: string): string {
+  return data.slice(0, data.indexOf('\n\n')).replace(/\n[ \t]+/g, ' ');
+}
+
+/** The Subject header, its RFC 2047 encoded words decoded. */
+export function subjectOf(mail: ReceivedMail): string {
+  const raw = /^subject:\s*(.*)$/im.exec(headersOf(mail.data))?.[1] ?? '';
+  return raw
+    .replace(/\?=\s+=\?/g, '?==?')
+    .replace(/=\?utf-8\?([bq])\?([^?]*)\?=/gi, (_, kind: string, text: string) =>
+      kind.toLowerCase() === 'b' ? Buffer.from(text, 'base64').toString('utf8') : decodeQuotedPrintable(text.replace(/_/g, ' ')),
+    );
+}
+
+/** The text/plain and text/html parts of a message (one part or multipart/alternative), decoded. */
+export function partsOf(mail: ReceivedMail): { text: string | null; html: string | null } {
+  const headers = headersOf(mail.data);
+  const body = mail.data.slice(mail.data.indexOf('\n\n') + 2);
+  const boundary = /boundary="?([^";\s]+)"?/i.exec(headers)?.[1];
+  const sections = boundary
+    ? body
+        .split(`--${boundary}`)
+        .slice(1, -1)
+        .map((section) => section.replace(/^\n/, ''))
+    : [`${headers}\n\n${body}`];
+  const parts: { text: string | null; html: string | null } = { text: null, html: null };
+  for (const section of sections) {
+    const split = section.indexOf('\n\n');
+    const partHeaders = section.slice(0, split).replace(/\n[ \t]+/g, ' ');
+    const decoded = decodePart(partHeaders, section.slice(split + 2));
+    if (/^content-type:\s*text\/html/im.test(partHeaders)) parts.html = decoded;
+    else if (/^content-type:\s*text\/plain/im.test(partHeaders)) parts.text = decoded;
+  }
+  return parts;
+}

@@ -12,6 +12,11 @@ export type PreparedMail =
 /** Per kind, how a claimed message is made ready to send (a reset link minted, say). */
 export type MailPreparers = Record<MailKind, (mail: ClaimedMail, now: Date) => Promise<PreparedMail>>;
 
+/** A message complete when queued (billing mail: no secret to add), sent as it is with its HTML part. */
+export async function sendAsQueued(mail: ClaimedMail): Promise<PreparedMail> {
+  return { kind: 'send', message: { to: mail.recipient, subject: mail.subject, text: mail.body, ...(mail.html ? { html: mail.html } : {}) }, secrets: [] };
+}
+
 export interface MailDeliveryTuning {
   /** How long a claim holds a message: well above the longest send (SMTP_TIMEOUTS). */
   leaseMs: number;

@@ -15,9 +15,17 @@ export class MailQueue {
 
   async enqueue(mail: MailToQueue, now: Date): Promise<string> {
     const id = await this.repository.enqueue(mail, now);
+    this.queuedElsewhere();
+    return id;
+  }
+
+  /**
+   * Wakes this process's worker for messages queued through a transaction's own repositories (the
+   * billing mail sweep queues a message with the notice that decides it); call it after the commit.
+   */
+  queuedElsewhere(): void {
     // This instance's worker wakes now; those of other instances find it at their next poll.
     for (const listener of this.listeners) listener();
-    return id;
   }
 
   /** Calls `listener` after each message queued in this process; returns the unsubscription. */

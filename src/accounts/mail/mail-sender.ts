@@ -1,8 +1,9 @@
-/** One plain-text message. Account mail is short and transactional; no HTML part is needed. */
+/** One message: plain text, and for billing mail an HTML alternative of the same words. */
 export interface MailMessage {
   to: string;
   subject: string;
   text: string;
+  html?: string;
 }
 
 /**

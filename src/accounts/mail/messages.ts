@@ -12,6 +12,8 @@ export interface MailToQueue {
   recipient: string;
   subject: string;
   body: string;
+  /** The HTML alternative of `body` (billing mail); none for a plain-text message. */
+  html?: string;
 }
 
 export function passwordResetMail(input: { to: string; validMinutes: number }): MailToQueue {

@@ -3,6 +3,8 @@ import { AccountPasswordsRepository } from './account-passwords-repository.ts';
 import { AccountsRepository, SubscriptionsRepository } from './accounts-repository.ts';
 import { AuthAttemptsRepository } from './auth-attempts-repository.ts';
 import { BillingRepository } from './billing-repository.ts';
+import { BillingNoticesRepository } from './billing-notices-repository.ts';
+import { LegalDocumentsRepository } from './legal-documents-repository.ts';
 import { BrandsRepository } from './brands-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
@@ -58,6 +60,9 @@ export interface Repositories {
   media: MediaRepository;
   // White-label brands (0012).
   brands: BrandsRepository;
+  // Billing mail decided once, and the legal pages every instance shares (0016).
+  billingNotices: BillingNoticesRepository;
+  legalDocuments: LegalDocumentsRepository;
 }
 
 export interface RepositoryOptions {
@@ -93,5 +98,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     webhookEndpoints: new WebhookEndpointsRepository(db),
     webhookOutbox: new WebhookOutboxRepository(db),
     media: new MediaRepository(db),
+    billingNotices: new BillingNoticesRepository(db),
+    legalDocuments: new LegalDocumentsRepository(db),
   };
 }

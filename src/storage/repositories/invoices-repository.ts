@@ -4,7 +4,7 @@ import { newId, randomChars } from '../../domain/ids.ts';
 import { normaliseEmail } from '../../domain/account.ts';
 import type { Invoice, InvoiceKind, InvoiceStatus } from '../../domain/invoice.ts';
 
-function toInvoice(row: InvoiceRow): Invoice {
+export function toInvoice(row: InvoiceRow): Invoice {
   return {
     id: row.id,
     reference: row.reference,

@@ -17,6 +17,7 @@ function toMail(row: MailQueueRow): QueuedMail {
     recipient: row.recipient,
     subject: row.subject,
     body: row.body,
+    html: row.html,
     status: row.status,
     attempts: Number(row.attempts),
     createdAt: row.created_at,
@@ -36,7 +37,7 @@ function toMail(row: MailQueueRow): QueuedMail {
 export class MailQueueRepository {
   constructor(private readonly db: Db) {}
 
-  async enqueue(mail: { kind: MailKind; recipient: string; subject: string; body: string }, now: Date): Promise<string> {
+  async enqueue(mail: { kind: MailKind; recipient: string; subject: string; body: string; html?: string | null }, now: Date): Promise<string> {
     const id = newId('mail');
     const at = now.toISOString();
     await this.db.kysely
@@ -47,6 +48,7 @@ export class MailQueueRepository {
         recipient: mail.recipient,
         subject: mail.subject,
         body: mail.body,
+        html: mail.html ?? null,
         status: 'queued',
         attempts: 0,
         created_at: at,
