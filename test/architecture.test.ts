@@ -30,7 +30,7 @@ const graph = new Map<string, string[]>(
 
 const room = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
 const EDGES = ['http', 'web', 'cli', 'dev', 'app.ts', 'server.ts'];
-const SERVICES = ['search', 'limits', 'accounts', 'billing', 'ingest', 'watches', 'webhooks', 'media', 'outbound'];
+const SERVICES = ['search', 'limits', 'accounts', 'billing', 'ingest', 'watches', 'webhooks', 'media', 'outbound', 'pdf'];
 
 function violations(rule: (from: string, to: string) => boolean): string[] {
   return [...graph].flatMap(([from, targets]) => targets.filter((to) => rule(from, to)).map((to) => `${from} -> ${to}`));
@@ -59,6 +59,10 @@ describe('architecture (docs/architecture.md)', () => {
   it('storage depends on the domain (and the configuration) alone; the domain on nothing of the product', () => {
     expect(violations((from, to) => room(from) === 'storage' && !['storage', 'domain', 'config.ts', 'worker-threads.ts'].includes(room(to)))).toEqual([]);
     expect(violations((from, to) => room(from) === 'domain' && room(to) !== 'domain')).toEqual([]);
+  });
+
+  it('the container builds from the service rooms, never from an edge', () => {
+    expect(violations((from, to) => from === 'container.ts' && EDGES.includes(room(to)))).toEqual([]);
   });
 
   it('only the process roots, the CLI and the dev tools build the container', () => {

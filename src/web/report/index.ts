@@ -12,8 +12,8 @@ import { accentCss, allowStyle, BRANDED_FONTS_CSS, brandedAssets, brandView, REP
 import { fontFaceCss, fontFile, inlineFontFaceCss, REPORT_FONT_STACK } from './fonts.ts';
 import { translatorFor } from './i18n.ts';
 import { chooseLanguage, choosePaper } from './language.ts';
-import { fetchPhotos } from './pdf-photos.ts';
-import { pageFooterCss, PdfUnavailableError, type Paper } from './pdf-renderer.ts';
+import { fetchPhotos } from '../../pdf/pdf-photos.ts';
+import { pageFooterCss, PdfUnavailableError, type Paper } from '../../pdf/pdf-renderer.ts';
 import { isWebUrl, OUR_BRAND, presentReport, type Brand } from './present.ts';
 
 /** Photos a PDF carries per lot: enough to see the damage; the page links every one. */
