@@ -120,7 +120,7 @@ export interface Container {
   readonly outbound: OutboundClient;
   /** One shared browser printing report PDFs, a few at a time. */
   readonly pdfRenderer: PdfRenderer;
-  /** Printed PDFs under DATA_DIR/report-pdfs: a report never changes. */
+  /** Printed PDFs under DATA_DIR/report-pdfs (a report never changes), evicted by size and age; bounds the prints in flight. */
   readonly pdfCache: PdfCache;
   // Watches and webhooks.
   readonly watches: WatchService;
@@ -256,7 +256,13 @@ export function createContainer(options: ContainerOptions): Container {
     ingest: new IngestService(repos.lots, config.dataDir),
     outbound,
     pdfRenderer,
-    pdfCache: new PdfCache(path.join(config.dataDir, 'report-pdfs')),
+    pdfCache: new PdfCache({
+      dir: path.join(config.dataDir, 'report-pdfs'),
+      // The ones printing and the ones waiting for a slot: past them a reader is told to come back.
+      maxPending: config.pdf.maxConcurrent + config.pdf.queueMax,
+      maxBytes: config.pdf.cacheMaxBytes,
+      maxAgeMs: config.pdf.cacheMaxAgeMs,
+    }),
     watches: new WatchService({ repos, now }),
     webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
     deliveryWorker,

@@ -8,6 +8,7 @@ import { assetHref, readStylesheet, STYLESHEET } from '../assets.ts';
 import { basePathOf } from '../plugins/view.ts';
 import { SESSION_COOKIE } from '../plugins/web-session.ts';
 import { pageHelpers } from '../site/present.ts';
+import { retryAfter } from '../../limits/limit-headers.ts';
 import { accentCss, allowStyle, BRANDED_FONTS_CSS, brandedAssets, brandView, REPORT_SCRIPT } from './branding.ts';
 import { fontFaceCss, fontFile, inlineFontFaceCss, REPORT_FONT_STACK } from './fonts.ts';
 import { translatorFor } from './i18n.ts';
@@ -157,9 +158,28 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // The brand is part of the cached file's key: a changed brand prints a new PDF.
     const brandKey = theirs ? JSON.stringify([theirs.name, theirs.logoHash, theirs.accent, theirs.contact]) : JSON.stringify(brand);
     try {
-      const { pdf } = await services.pdfCache.getOrPrint({ reportId: report.id, language: lang, paper, brand: brandKey }, () =>
-        printPdf(report, lang, paper as Paper, brand),
+      const outcome = await services.pdfCache.getOrPrint(
+        { reportId: report.id, language: lang, paper, brand: brandKey },
+        () => printPdf(report, lang, paper as Paper, brand),
+        async () => {
+          const decision = await services.guards.pdfPrints.consume(request.ip);
+          return decision.allowed ? { allowed: true } : { allowed: false, retryAfterMs: decision.resetMs };
+        },
       );
+      if (outcome.kind !== 'pdf') {
+        const busy = outcome.kind === 'busy';
+        reply.header('retry-after', busy ? String(outcome.retryAfterSeconds) : retryAfter(outcome.retryAfterMs)).header('cache-control', 'no-store');
+        const heading = busy ? 'Too many PDFs are being printed right now' : 'Too many PDFs asked for at once';
+        return reply.code(busy ? 503 : 429).view('error', {
+          ...helpers,
+          title: heading,
+          heading,
+          message: busy
+            ? 'Try again in a few seconds. The report page itself works: open it without .pdf and print it from your browser.'
+            : `At most ${services.guards.pdfPrints.perSecond} new PDFs a second are printed for one reader. Try again in a moment; a PDF printed once opens at once.`,
+        });
+      }
+      const { pdf } = outcome;
       return reply
         .type('application/pdf')
         .header('cache-control', 'private, max-age=31536000, immutable')
