@@ -4,7 +4,7 @@ import type { Db } from '../database.ts';
 import { insertAttemptsPostgres } from '../dialects/postgres/auth-attempts.ts';
 import { insertAttemptsSqlite } from '../dialects/sqlite/auth-attempts.ts';
 
-export type AttemptKind = 'login_failure' | 'reset_request' | 'signup' | 'password_check';
+export type AttemptKind = 'login_failure' | 'reset_request' | 'signup' | 'password_check' | 'webhook_ping';
 
 /** One place asked for: an attempt of `kind` by `subject`, allowed while fewer than `limit` were made after `since`. */
 export interface AttemptClaim {
