@@ -118,7 +118,8 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const [language, theirs] = await Promise.all([languageOf(request, query, report), services.brands.forReport(report)]);
     const brand = theirs ? brandView(theirs, (hash) => `./brand/${hash}.png`) : OUR_BRAND;
     // Photos archived since the snapshot was taken show from the archive (thumbnails opening the full image).
-    const links = await services.media.photoLinks(report.lots.flatMap((lot) => lot.images));
+    // A branded page's copies come through the reseller's proxy, under the report path, relatively.
+    const links = await services.media.photoLinks(report.lots.flatMap((lot) => lot.images), ...(theirs ? ['./media/'] : []));
     const view = presentReport(report, { language, brand, photoLinks: (url) => links.get(url) ?? { src: url, href: url } });
     const accent = accentCss(brand);
     if (accent) allowStyle(reply, accent);
