@@ -65,6 +65,10 @@ describe('architecture (docs/architecture.md)', () => {
     expect(violations((from, to) => from === 'container.ts' && EDGES.includes(room(to)))).toEqual([]);
   });
 
+  it('plugins of the API live in http/plugins/; the website keeps its own in web/, in no second plugins folder', () => {
+    expect([...graph.keys()].filter((file) => file.split('/').includes('plugins') && !file.startsWith('http/plugins/'))).toEqual([]);
+  });
+
   it('only the process roots, the CLI and the dev tools build the container', () => {
     expect(violations((from, to) => to === 'container.ts' && !['app.ts', 'server.ts', 'cli', 'dev'].includes(room(from)))).toEqual([]);
   });
