@@ -15,7 +15,7 @@ import { VinPreviewService } from './search/vin-preview.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
 import { MailQueue } from './accounts/mail/mail-queue.ts';
-import { MailDeliveryWorker, type MailDeliveryTuning } from './accounts/mail/mail-delivery-worker.ts';
+import { MailDeliveryWorker, sendAsQueued, type MailDeliveryTuning } from './accounts/mail/mail-delivery-worker.ts';
 import { AccountAuthService } from './accounts/account-auth-service.ts';
 import { AccountService } from './accounts/account-service.ts';
 import { AccountDeletionService } from './accounts/account-deletion.ts';
@@ -184,7 +184,10 @@ export function createContainer(options: ContainerOptions): Container {
     repository: repos.mailQueue,
     queue: mail,
     transport: mailer,
-    prepare: { password_reset: (queued, now) => auth.prepareResetMail(queued, now) },
+    prepare: {
+      password_reset: (queued, now) => auth.prepareResetMail(queued, now),
+      webhook_endpoint_disabled: sendAsQueued,
+    },
     log: log.child({ component: 'mail-delivery' }),
     ...(options.now ? { now: options.now } : {}),
     ...(overrides.mailDelivery ? { tuning: overrides.mailDelivery } : {}),
@@ -216,7 +219,7 @@ export function createContainer(options: ContainerOptions): Container {
       repos,
       client: outbound,
       secrets,
-      mailer,
+      mail,
       metrics,
       log: log.child({ component: 'webhooks' }),
       accountUrl: `${config.publicBaseUrl}${WEBHOOK_PATH}`,

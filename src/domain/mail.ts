@@ -2,7 +2,7 @@
  * What a queued message is for. It decides what the delivery worker adds at send time: a
  * password reset's link is made then, so that the queue never holds a secret.
  */
-export type MailKind = 'password_reset';
+export type MailKind = 'password_reset' | 'webhook_endpoint_disabled';
 
 /** queued: waiting or retrying; sent; skipped: nothing to send at send time (no such account); failed: given up. */
 export type MailStatus = 'queued' | 'sent' | 'skipped' | 'failed';

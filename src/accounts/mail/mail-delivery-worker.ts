@@ -9,6 +9,11 @@ export type PreparedMail =
   | { kind: 'send'; message: MailMessage; secrets: string[]; logContext?: Record<string, string> }
   | { kind: 'skip'; reason: string };
 
+/** The preparer of a kind queued whole, with no secret and nothing to make at send time. */
+export async function sendAsQueued(mail: ClaimedMail): Promise<PreparedMail> {
+  return { kind: 'send', message: { to: mail.recipient, subject: mail.subject, text: mail.body }, secrets: [] };
+}
+
 /** Per kind, how a claimed message is made ready to send (a reset link minted, say). */
 export type MailPreparers = Record<MailKind, (mail: ClaimedMail, now: Date) => Promise<PreparedMail>>;
 

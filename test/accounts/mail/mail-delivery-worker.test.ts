@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { MailDeliveryWorker, backoffDelayMs, describeError, type MailDeliveryTuning, type MailPreparers } from '../../../src/accounts/mail/mail-delivery-worker.ts';
+import { MailDeliveryWorker, backoffDelayMs, describeError, sendAsQueued, type MailDeliveryTuning, type MailPreparers } from '../../../src/accounts/mail/mail-delivery-worker.ts';
 import { MailQueue } from '../../../src/accounts/mail/mail-queue.ts';
 import type { MailMessage, MailSender } from '../../../src/accounts/mail/mail-sender.ts';
 import { passwordResetMail, withResetLink } from '../../../src/accounts/mail/messages.ts';
@@ -29,6 +29,7 @@ const prepare: MailPreparers = {
     message: { to: mail.recipient, subject: mail.subject, text: withResetLink(mail.body, `https://vinhistory.test/reset-password?token=${SECRET}`) },
     secrets: [SECRET],
   }),
+  webhook_endpoint_disabled: sendAsQueued,
 };
 
 describe.each(DIALECTS)('the mail delivery worker (%s)', (dialect) => {
@@ -124,6 +125,7 @@ describe.each(DIALECTS)('the mail delivery worker (%s)', (dialect) => {
         if (broken) throw new Error('database unavailable');
         return prepare.password_reset(mail, now());
       },
+      webhook_endpoint_disabled: sendAsQueued,
     };
     const transport = new FakeTransport();
     const { queue, worker: w } = worker(transport, {}, pino({ level: 'silent' }), preparers);
