@@ -56,31 +56,36 @@ describe('report PDF print bounds (production configuration)', () => {
   /** The report's 16 PDFs: every language on both papers. */
   const variants = () => REPORT_LANGUAGES.flatMap((lang) => (['a4', 'letter'] as const).map((paper) => `${reportPath}.pdf?lang=${lang}&paper=${paper}`));
   const ask = (url: string, address: string) => t.app.inject({ url, remoteAddress: address });
-  /** Answers that have come by the time every request was let in or refused. */
-  async function settled(requests: Promise<{ statusCode: number }>[]): Promise<number[]> {
+  /**
+   * The answers that have come once `expected` have (or 10 s passed), and a moment more for any
+   * beyond them: the prints let in stay held by their photos and never answer while the test looks.
+   */
+  async function settled(requests: Promise<{ statusCode: number }>[], expected: number): Promise<number[]> {
     const answers: number[] = [];
     requests.forEach((request) => void request.then((res) => answers.push(res.statusCode)));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const deadline = Date.now() + 10_000;
+    while (answers.length < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     return answers;
   }
 
   it('lets one reader start at most two new prints a second (429 with Retry-After for the rest)', async () => {
     const requests = variants().slice(0, 5).map((url) => ask(url, '203.0.113.7'));
-    const answers = await settled(requests);
+    const answers = await settled(requests, 3);
     expect(answers).toEqual([429, 429, 429]);
     const refused = await requests[4]!;
     expect(refused.headers['retry-after']).toMatch(/^[1-9]\d*$/);
     expect(refused.headers['content-type']).toMatch(/^text\/html/);
     expect(refused.body).toContain('Too many PDFs asked for at once');
     // The same variant asked for again joins the print under way: neither refused nor printed twice.
-    const joined = await settled([ask(variants()[0]!, '203.0.113.7')]);
+    const joined = await settled([ask(variants()[0]!, '203.0.113.7')], 0);
     expect(joined).toEqual([]);
   });
 
   it('queues at most PDF_MAX_CONCURRENT + PDF_QUEUE_MAX prints; past them 503 with Retry-After, at once', async () => {
     // Two are in flight from the test before; 14 readers from 14 addresses ask for the other variants.
     const requests = variants().slice(2).map((url, i) => ask(url, `198.51.100.${i + 1}`));
-    const answers = await settled(requests);
+    const answers = await settled(requests, 6);
     // 2 + 8 places: 8 of the 14 print, 6 are refused at once.
     expect(answers).toEqual([503, 503, 503, 503, 503, 503]);
     const refused = await requests.at(-1)!;
