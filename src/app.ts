@@ -5,7 +5,7 @@ import type { Container } from './container.ts';
 import { lazyRequestLogger, loggerOptions, requestIdFrom } from './observability/logger.ts';
 import helmet from './http/plugins/helmet.ts';
 import swagger from './http/plugins/swagger.ts';
-import view from './web/plugins/view.ts';
+import view from './web/view.ts';
 import authentication from './http/plugins/authentication.ts';
 import errorHandler from './http/plugins/error-handler.ts';
 import metricsPlugin from './http/plugins/metrics.ts';
@@ -102,6 +102,14 @@ export async function buildApp(options: BuildAppOptions) {
     done(null, payload);
   });
 
+  // The API's plugins (src/http/plugins/) and the website's (src/web/) at the root, each for a
+  // reason of its own. helmet: security headers for every answer, the full set (CSP) for pages
+  // and only nosniff for /api/ routes (decided per route in helmet.ts). view (the website's):
+  // templates and /assets/, at the root because the error handler answers unknown non-API paths
+  // with the 404 page and the report pages sit outside the site's scope. swagger sees every route;
+  // the error handler and metrics cover both; authentication only decorates (the API's routes call
+  // its hooks; no page does). The site's session and CSRF plugin
+  // (web/web-session.ts) is registered inside the site's scope (web/index.ts), never here.
   await app.register(helmet);
   await app.register(view);
   await app.register(swagger);

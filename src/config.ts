@@ -54,6 +54,12 @@ const EnvSchema = Type.Object({
   PDF_MAX_CONCURRENT: Type.String({ pattern: '^[1-9][0-9]?$', default: '2' }),
   /** How long a PDF waits for its lot photos, all together, before drawing placeholders. */
   PDF_PHOTO_BUDGET_MS: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
+  /** Uncached PDFs that may wait for a print slot; past them a PDF answers 503 with Retry-After (a flood waits nowhere). */
+  PDF_QUEUE_MAX: Type.String({ pattern: '^[0-9]{1,3}$', default: '8' }),
+  /** The most the printed PDFs may take on disk, in MiB; the least recently served go first past it. */
+  PDF_CACHE_MAX_MB: Type.String({ pattern: '^[1-9][0-9]{0,6}$', default: '1024' }),
+  /** A printed PDF not served for this many days is deleted (printed again if asked for). */
+  PDF_CACHE_MAX_AGE_DAYS: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '30' }),
   /**
    * Seals the webhook endpoints' signing secrets (AES-256-GCM). When unset, a key is generated once
    * and kept in the database; set it to keep the key apart from a copy of the database.
@@ -167,7 +173,15 @@ export interface Config {
   /** Requests to URLs a customer or a feed gave: see src/outbound/outbound-policy.ts. */
   readonly outbound: { readonly allowPrivate: boolean };
   /** Report PDFs: the browser that prints them, how many at once, the photos' time budget. */
-  readonly pdf: { readonly browserPath: string; readonly maxConcurrent: number; readonly photoBudgetMs: number };
+  readonly pdf: {
+    readonly browserPath: string;
+    readonly maxConcurrent: number;
+    readonly photoBudgetMs: number;
+    /** Uncached PDFs waiting beyond the `maxConcurrent` printing. */
+    readonly queueMax: number;
+    readonly cacheMaxBytes: number;
+    readonly cacheMaxAgeMs: number;
+  };
   /** Webhooks: the key that seals endpoint secrets (null: the one kept in the database), and whether serve delivers. */
   readonly webhooks: { readonly secretKey: string | null; readonly workerInServe: boolean; readonly leaseMs: number };
   /** The photo archive: `store` is null when it is off. */
@@ -210,6 +224,9 @@ const HINTS: Record<string, string> = {
   PDF_BROWSER_PATH: 'the path of a Chromium or Chrome executable',
   PDF_MAX_CONCURRENT: 'a whole number from 1 to 99, e.g. 2',
   PDF_PHOTO_BUDGET_MS: 'a whole number of milliseconds, e.g. 3000',
+  PDF_QUEUE_MAX: 'a whole number from 0 to 999, e.g. 8',
+  PDF_CACHE_MAX_MB: 'a whole number of MiB from 1 to 9999999, e.g. 1024',
+  PDF_CACHE_MAX_AGE_DAYS: 'a whole number of days from 1 to 9999, e.g. 30',
   WEBHOOK_SECRET_KEY: 'at least 32 characters (e.g. openssl rand -base64 32)',
   WEBHOOK_WORKER: 'true or false',
   WEBHOOK_LEASE_MS: `a whole number of milliseconds from ${MIN_WEBHOOK_LEASE_MS} to 9999999, e.g. 60000`,
@@ -296,6 +313,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       browserPath: env.PDF_BROWSER_PATH,
       maxConcurrent: Number(env.PDF_MAX_CONCURRENT),
       photoBudgetMs: Number(env.PDF_PHOTO_BUDGET_MS),
+      queueMax: Number(env.PDF_QUEUE_MAX),
+      cacheMaxBytes: Number(env.PDF_CACHE_MAX_MB) * 1024 * 1024,
+      cacheMaxAgeMs: Number(env.PDF_CACHE_MAX_AGE_DAYS) * 24 * 60 * 60 * 1000,
     }),
     webhooks: Object.freeze({ secretKey: env.WEBHOOK_SECRET_KEY ?? null, workerInServe: env.WEBHOOK_WORKER === 'true', leaseMs: Number(env.WEBHOOK_LEASE_MS) }),
     media: Object.freeze({

@@ -34,11 +34,11 @@ import { SellerService } from './billing/seller.ts';
 import type { StripeApiBase } from './billing/stripe-client.ts';
 import { StripeWebhookHandler } from './billing/stripe-webhooks.ts';
 import { IngestService } from './ingest/ingest-service.ts';
-import { BILLING_PATH, RESET_PASSWORD_PATH, WEBHOOK_PATH } from './web/paths.ts';
+import { BILLING_PATH, RESET_PASSWORD_PATH, WEBHOOK_PATH } from './domain/site-paths.ts';
 import { OutboundClient } from './outbound/outbound-client.ts';
 import { outboundPolicy } from './outbound/outbound-policy.ts';
-import { PdfRenderer } from './web/report/pdf-renderer.ts';
-import { PdfCache } from './web/report/pdf-cache.ts';
+import { PdfRenderer } from './pdf/pdf-renderer.ts';
+import { PdfCache } from './pdf/pdf-cache.ts';
 import path from 'node:path';
 import { WatchService } from './watches/watch-service.ts';
 import { DeliveryWorker } from './webhooks/delivery-worker.ts';
@@ -126,7 +126,7 @@ export interface Container {
   readonly outbound: OutboundClient;
   /** One shared browser printing report PDFs, a few at a time. */
   readonly pdfRenderer: PdfRenderer;
-  /** Printed PDFs under DATA_DIR/report-pdfs: a report never changes. */
+  /** Printed PDFs under DATA_DIR/report-pdfs (a report never changes), evicted by size and age; bounds the prints in flight. */
   readonly pdfCache: PdfCache;
   // Watches and webhooks.
   readonly watches: WatchService;
@@ -198,7 +198,11 @@ export function createContainer(options: ContainerOptions): Container {
     repository: repos.mailQueue,
     queue: mail,
     transport: mailer,
-    prepare: { password_reset: (queued, now) => auth.prepareResetMail(queued, now), billing: sendAsQueued },
+    prepare: {
+      password_reset: (queued, now) => auth.prepareResetMail(queued, now),
+      billing: sendAsQueued,
+      webhook_endpoint_disabled: sendAsQueued,
+    },
     log: log.child({ component: 'mail-delivery' }),
     ...(options.now ? { now: options.now } : {}),
     ...(overrides.mailDelivery ? { tuning: overrides.mailDelivery } : {}),
@@ -230,7 +234,7 @@ export function createContainer(options: ContainerOptions): Container {
       repos,
       client: outbound,
       secrets,
-      mailer,
+      mail,
       metrics,
       log: log.child({ component: 'webhooks' }),
       accountUrl: `${config.publicBaseUrl}${WEBHOOK_PATH}`,
@@ -280,7 +284,13 @@ export function createContainer(options: ContainerOptions): Container {
     ingest: new IngestService(repos.lots, config.dataDir),
     outbound,
     pdfRenderer,
-    pdfCache: new PdfCache(path.join(config.dataDir, 'report-pdfs')),
+    pdfCache: new PdfCache({
+      dir: path.join(config.dataDir, 'report-pdfs'),
+      // The ones printing and the ones waiting for a slot: past them a reader is told to come back.
+      maxPending: config.pdf.maxConcurrent + config.pdf.queueMax,
+      maxBytes: config.pdf.cacheMaxBytes,
+      maxAgeMs: config.pdf.cacheMaxAgeMs,
+    }),
     watches: new WatchService({ repos, now }),
     webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
     deliveryWorker,

@@ -30,7 +30,7 @@ const graph = new Map<string, string[]>(
 
 const room = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
 const EDGES = ['http', 'web', 'cli', 'dev', 'app.ts', 'server.ts'];
-const SERVICES = ['search', 'limits', 'accounts', 'billing', 'ingest', 'watches', 'webhooks', 'media', 'outbound'];
+const SERVICES = ['search', 'limits', 'accounts', 'billing', 'ingest', 'watches', 'webhooks', 'media', 'outbound', 'pdf'];
 
 function violations(rule: (from: string, to: string) => boolean): string[] {
   return [...graph].flatMap(([from, targets]) => targets.filter((to) => rule(from, to)).map((to) => `${from} -> ${to}`));
@@ -106,6 +106,14 @@ describe('architecture (docs/architecture.md)', () => {
     const ownSqlite = ['checkpointer.ts', 'search-batch.ts', 'search-commit-thread.ts', 'search-commit-worker.ts'];
     const ownPostgres = ['batched-reads.ts', 'commits.ts'];
     expect(filesOf('sqlite').filter((file) => !ownSqlite.includes(file)).sort()).toEqual(filesOf('postgres').filter((file) => !ownPostgres.includes(file)).sort());
+  });
+
+  it('the container builds from the service rooms, never from an edge', () => {
+    expect(violations((from, to) => from === 'container.ts' && EDGES.includes(room(to)))).toEqual([]);
+  });
+
+  it('plugins of the API live in http/plugins/; the website keeps its own in web/, in no second plugins folder', () => {
+    expect([...graph.keys()].filter((file) => file.split('/').includes('plugins') && !file.startsWith('http/plugins/'))).toEqual([]);
   });
 
   it('only the process roots, the CLI and the dev tools build the container', () => {

@@ -51,6 +51,11 @@ export function mediaFileName(name: MediaName): string {
 
 /** Where the archive's copies are served, under PUBLIC_BASE_URL. */
 export const MEDIA_PATH = '/media';
+/**
+ * The same files under the report path, for branded report pages: a reseller proxies `/report/*`
+ * to the service and nothing else, and its pages link their photos relatively, under it.
+ */
+export const REPORT_MEDIA_PATH = '/report/media';
 
 /** An image URL whose copy exists: its content's hash and the original's extension. */
 export interface ArchivedImage {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ByteRange } from '../media/media-store.ts';
-import { MEDIA_PATH } from '../domain/media.ts';
+import { MEDIA_PATH, REPORT_MEDIA_PATH } from '../domain/media.ts';
 
 /** An archived file never changes under its name (the name is its content's hash). */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -38,9 +38,10 @@ const Message = Type.Object({ message: Type.String() });
  */
 const mediaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { media, metrics } = app.services;
-  app.route({
+  // Branded report pages link the same files under /report/media/ (a reseller proxies /report/* only).
+  for (const base of [MEDIA_PATH, REPORT_MEDIA_PATH]) app.route({
     method: ['GET', 'HEAD'],
-    url: `${MEDIA_PATH}/:name`,
+    url: `${base}/:name`,
     schema: {
       hide: true,
       // The longest media name is 64 + 8 + 5 characters; Fastify answers 414 past 100 (maxParamLength).

@@ -23,11 +23,17 @@ export interface Guards {
   usageCalls: RateGuard;
   /** The landing page's VIN check, per network address: the box is for people, not for crawlers. */
   vinPreviews: RateGuard;
+  /**
+   * Report PDFs printed anew (not served from the cache), per network address: a print takes a
+   * browser tab and a core for about a second, and the reports are free to anyone with the link.
+   */
+  pdfPrints: RateGuard;
 }
 
 export function createGuards(limiter: RateLimiter): Guards {
   return {
     usageCalls: new RateGuard(limiter, 'usage', 5),
     vinPreviews: new RateGuard(limiter, 'vin-preview', 2),
+    pdfPrints: new RateGuard(limiter, 'pdf-print', 2),
   };
 }

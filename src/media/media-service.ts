@@ -64,8 +64,8 @@ export class MediaService {
     return this.options.store?.kind ?? null;
   }
 
-  private urlOf(image: ArchivedImage, size: 'thumb' | null = null): string {
-    return `${this.prefix}${mediaFileName({ hash: image.hash, ext: size ? RENDITION_EXT : image.ext, size })}`;
+  private urlOf(image: ArchivedImage, size: 'thumb' | null = null, prefix = this.prefix): string {
+    return `${prefix}${mediaFileName({ hash: image.hash, ext: size ? RENDITION_EXT : image.ext, size })}`;
   }
 
   /**
@@ -88,20 +88,21 @@ export class MediaService {
   /**
    * The report page's photos: each URL of a snapshot (an original, or already a copy's URL when the
    * search came after archiving) to the thumbnail shown and the full image opened. A URL without a
-   * copy shows and opens itself.
+   * copy shows and opens itself. `base` is where the copies' links start (the archive's own
+   * address unless given: a branded page gives `./media/`, under its report path).
    */
-  async photoLinks(urls: readonly string[]): Promise<Map<string, PhotoLink>> {
+  async photoLinks(urls: readonly string[], base: string = this.prefix): Promise<Map<string, PhotoLink>> {
     const links = new Map<string, PhotoLink>();
     const originals: string[] = [];
     for (const url of urls) {
       const own = url.startsWith(this.prefix) ? parseMediaName(url.slice(this.prefix.length)) : null;
-      if (own && own.size === null) links.set(url, { src: this.urlOf(own, 'thumb'), href: url });
+      if (own && own.size === null) links.set(url, { src: this.urlOf(own, 'thumb', base), href: this.urlOf(own, null, base) });
       else originals.push(url);
     }
     const archived = this.enabled && originals.length > 0 ? await this.options.repo.archivedByUrl(originals) : new Map<string, ArchivedImage>();
     for (const url of originals) {
       const copy = archived.get(url);
-      links.set(url, copy ? { src: this.urlOf(copy, 'thumb'), href: this.urlOf(copy) } : { src: url, href: url });
+      links.set(url, copy ? { src: this.urlOf(copy, 'thumb', base), href: this.urlOf(copy, null, base) } : { src: url, href: url });
     }
     return links;
   }

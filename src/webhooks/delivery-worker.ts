@@ -12,6 +12,15 @@ import { DELIVERY_TIMEOUT_MS, type SendResult, type WebhookSender } from './webh
  */
 export const LEASE_MS = 6 * DELIVERY_TIMEOUT_MS;
 
+/**
+ * Finished events (delivered, or failed once their 72 hours ran out) are kept this long after they
+ * finished, for `GET /api/v1/webhook/deliveries` and a resend, then deleted with their attempts.
+ */
+export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+/** How often a running worker deletes what passed the retention, and how many events a transaction deletes. */
+export const PRUNE_EVERY_MS = 60 * 60 * 1000;
+export const PRUNE_BATCH = 500;
+
 export interface DeliveryWorkerOptions {
   repos: Repositories;
   sender: WebhookSender;
@@ -42,6 +51,8 @@ export class DeliveryWorker {
   private running: Promise<void> | null = null;
   private stopping = false;
   private wakeUp: (() => void) | null = null;
+  private lastPrune = Number.NEGATIVE_INFINITY;
+  private pruning: Promise<number> | null = null;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.concurrency = options.concurrency ?? 16;
@@ -71,6 +82,39 @@ export class DeliveryWorker {
     this.wake();
     await this.running;
     await Promise.allSettled([...this.inFlight]);
+    await this.pruning;
+  }
+
+  /**
+   * Deletes the events finished more than EVENT_RETENTION_MS ago, PRUNE_BATCH at a time (each
+   * batch its own short transaction, so that claims and imports are never held behind one large
+   * delete), until none is left or the worker stops. Answers how many went. Any number of workers
+   * may run it at once: a row deleted twice is deleted once.
+   */
+  async prune(): Promise<number> {
+    const cutoff = new Date(this.options.now().getTime() - EVENT_RETENTION_MS);
+    let total = 0;
+    for (;;) {
+      const deleted = await this.options.repos.webhookOutbox.deleteFinishedBefore(cutoff, PRUNE_BATCH);
+      total += deleted;
+      if (deleted < PRUNE_BATCH || this.stopping) return total;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Starts a prune in the background of the loop when one is due; a failed one is tried at the next. */
+  private pruneWhenDue(): void {
+    const now = this.options.now().getTime();
+    if (this.pruning || now - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = now;
+    this.pruning = this.prune()
+      .catch((error: unknown) => {
+        this.options.log.warn({ err: error }, 'could not delete old webhook events');
+        return 0;
+      })
+      .finally(() => {
+        this.pruning = null;
+      });
   }
 
   /**
@@ -105,6 +149,7 @@ export class DeliveryWorker {
 
   private async loop(): Promise<void> {
     while (!this.stopping) {
+      this.pruneWhenDue();
       const free = this.concurrency - this.inFlight.size;
       let claimed: ClaimedEvent[] = [];
       if (free > 0) {

@@ -1,10 +1,12 @@
-import type { MailMessage, MailSender } from '../accounts/mail/mail-sender.ts';
+import type { MailQueue } from '../accounts/mail/mail-queue.ts';
+import type { MailToQueue } from '../accounts/mail/messages.ts';
 
-export function endpointDisabledMessage(input: { to: string; url: string; failingSince: string; accountUrl: string }): MailMessage {
+export function endpointDisabledMail(input: { to: string; url: string; failingSince: string; accountUrl: string }): MailToQueue {
   return {
-    to: input.to,
+    kind: 'webhook_endpoint_disabled',
+    recipient: input.to,
     subject: 'Your vinhistory webhook endpoint has been disabled',
-    text: [
+    body: [
       'Hello,',
       '',
       `Every delivery to your webhook endpoint has failed since ${input.failingSince}:`,
@@ -24,9 +26,10 @@ export function endpointDisabledMessage(input: { to: string; url: string; failin
 }
 
 /**
- * The one place webhook code sends account mail: through the account mail service (MailSender),
- * whatever carries it (SMTP, the outbox folder, a durable queue).
+ * The one place webhook code sends account mail: queued like every account mail (the mail worker
+ * sends it, retrying, and it survives a restart or an SMTP outage). Nothing in it is a secret: the
+ * endpoint's URL is the one stored with the endpoint.
  */
-export async function sendEndpointDisabledMail(mailer: MailSender, input: Parameters<typeof endpointDisabledMessage>[0]): Promise<void> {
-  await mailer.send(endpointDisabledMessage(input));
+export async function queueEndpointDisabledMail(mail: MailQueue, input: Parameters<typeof endpointDisabledMail>[0], now: Date): Promise<void> {
+  await mail.enqueue(endpointDisabledMail(input), now);
 }

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
-import type { MailSender } from '../accounts/mail/mail-sender.ts';
+import type { MailQueue } from '../accounts/mail/mail-queue.ts';
 import type { ClaimedEvent, DeliveryAttempt } from '../domain/webhook.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { OutboundError, type OutboundClient } from '../outbound/outbound-client.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import type { AttemptOutcome } from '../storage/repositories/webhook-outbox-repository.ts';
-import { sendEndpointDisabledMail } from './endpoint-disabled-mail.ts';
+import { queueEndpointDisabledMail } from './endpoint-disabled-mail.ts';
 import { DISABLE_AFTER_FAILING_MS, retryDelayMs } from './retry-schedule.ts';
 import type { SecretKeeper } from './secret-keeper.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signing.ts';
@@ -21,7 +21,8 @@ export interface WebhookSenderOptions {
   repos: Repositories;
   client: OutboundClient;
   secrets: SecretKeeper;
-  mailer: MailSender;
+  /** The account mail queue: the endpoint-disabled mail goes through it like every account mail. */
+  mail: MailQueue;
   metrics: Metrics;
   log: FastifyBaseLogger;
   /** Where the customer manages the endpoint, for the mail that says it was disabled. */
@@ -126,9 +127,9 @@ export class WebhookSender {
     const account = await repos.accounts.findById(accountId);
     if (!account) return;
     try {
-      await sendEndpointDisabledMail(this.options.mailer, { to: account.email, url, failingSince, accountUrl: this.options.accountUrl });
+      await queueEndpointDisabledMail(this.options.mail, { to: account.email, url, failingSince, accountUrl: this.options.accountUrl }, now);
     } catch (error) {
-      this.options.log.error({ err: error, accountId }, 'could not send the endpoint-disabled mail');
+      this.options.log.error({ err: error, accountId }, 'could not queue the endpoint-disabled mail');
     }
   }
 }

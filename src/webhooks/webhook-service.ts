@@ -3,6 +3,7 @@ import { newId } from '../domain/ids.ts';
 import { decodeCursor, type Page } from '../domain/watch.ts';
 import { checkOutboundUrl, type OutboundPolicy } from '../outbound/outbound-policy.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
+import { accountSubject, Throttle, type ThrottleRule } from '../accounts/throttle.ts';
 import type { DeliveryWorker } from './delivery-worker.ts';
 import type { SecretKeeper } from './secret-keeper.ts';
 import { newWebhookSecret, secretHint } from './signing.ts';
@@ -12,6 +13,12 @@ import { giveUpAtFor } from './retry-schedule.ts';
 export const SECRET_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 export const MAX_ENDPOINT_URL_CHARS = 2048;
 export const MAX_DELIVERIES_PAGE = 100;
+/**
+ * Test pings: 5 per account a minute, counted in the database so that every instance shares the
+ * count. Each is an outbound POST to a URL the caller chose and a stored event: a person checking
+ * an endpoint sends a few; a loop must not use the service to post at someone.
+ */
+export const PINGS_PER_ACCOUNT: ThrottleRule = { kind: 'webhook_ping', limit: 5, windowMs: 60 * 1000 };
 
 export type SetEndpointOutcome =
   | { kind: 'invalid-url'; reason: string }
@@ -19,7 +26,7 @@ export type SetEndpointOutcome =
   | { kind: 'created'; endpoint: WebhookEndpoint; secret: string }
   | { kind: 'updated'; endpoint: WebhookEndpoint; secret: string | null };
 
-export type TestOutcome = { kind: 'no-endpoint' } | { kind: 'disabled' } | { kind: 'sent'; delivery: Delivery };
+export type TestOutcome = { kind: 'no-endpoint' } | { kind: 'disabled' } | { kind: 'throttled'; retryAfterMs: number } | { kind: 'sent'; delivery: Delivery };
 
 export type DeliveriesOutcome = { kind: 'bad-cursor' } | { kind: 'page'; page: Page<Delivery> };
 
@@ -29,6 +36,8 @@ export type DeliveriesOutcome = { kind: 'bad-cursor' } | { kind: 'page'; page: P
  * send an event again.
  */
 export class WebhookService {
+  private readonly throttle: Throttle;
+
   constructor(
     private readonly options: {
       repos: Repositories;
@@ -37,7 +46,9 @@ export class WebhookService {
       policy: OutboundPolicy;
       now: () => Date;
     },
-  ) {}
+  ) {
+    this.throttle = new Throttle(options.repos.authAttempts);
+  }
 
   getEndpoint(accountId: string): Promise<WebhookEndpoint | undefined> {
     return this.options.repos.webhookEndpoints.find(accountId);
@@ -73,6 +84,9 @@ export class WebhookService {
     if (!endpoint) return { kind: 'no-endpoint' };
     if (!endpoint.enabled) return { kind: 'disabled' };
     const now = this.options.now();
+    // After the endpoint checks, so that a ping that could not be sent takes no place.
+    const place = await this.throttle.reserve([{ rule: PINGS_PER_ACCOUNT, subject: accountSubject(accountId) }], now);
+    if (place.kind === 'throttled') return { kind: 'throttled', retryAfterMs: place.retryAfterMs };
     const id = newId('evt');
     const body: PingEventBody = { id, type: 'ping', created_at: now.toISOString(), data: { message: 'A test event from vinhistory: your endpoint is reachable.' } };
     await repos.webhookOutbox.insertEvents([{ id, accountId, type: 'ping', payload: JSON.stringify(body), at: now.toISOString(), giveUpAt: giveUpAtFor(now) }]);

@@ -199,6 +199,10 @@ describe.each(DIALECTS)('lot events and their delivery on %s', (dialect) => {
         const endpoint = (await api(customer.token, 'GET', '/api/v1/webhook')).json();
         expect(endpoint.enabled).toBe(false);
         const email = (await database.repos.accounts.findById(customer.accountId))!.email;
+        // Through the mail queue, like every account mail (issue 28, Also): queued, then sent by the mail worker.
+        const queued = (await app.services.mail.list('queued', 100)).filter((mail) => mail.recipient === email);
+        expect(queued.map((mail) => mail.kind)).toEqual(['webhook_endpoint_disabled']);
+        await app.services.mailDelivery.drain();
         const mails = readdirSync(path.join(dataDir, 'outbox')).map((f) => readFileSync(path.join(dataDir, 'outbox', f), 'utf8'));
         expect(mails.filter((m) => m.includes(`To: ${email}`) && m.includes('disabled'))).toHaveLength(1);
         // Disabled: new events are not made, the ping is refused.

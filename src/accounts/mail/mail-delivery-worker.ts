@@ -12,7 +12,7 @@ export type PreparedMail =
 /** Per kind, how a claimed message is made ready to send (a reset link minted, say). */
 export type MailPreparers = Record<MailKind, (mail: ClaimedMail, now: Date) => Promise<PreparedMail>>;
 
-/** A message complete when queued (billing mail: no secret to add), sent as it is with its HTML part. */
+/** A message complete when queued (billing mail, a disabled endpoint's notice: no secret to add), sent as it is with its HTML part. */
 export async function sendAsQueued(mail: ClaimedMail): Promise<PreparedMail> {
   return { kind: 'send', message: { to: mail.recipient, subject: mail.subject, text: mail.body, ...(mail.html ? { html: mail.html } : {}) }, secrets: [] };
 }

@@ -13,6 +13,7 @@ import * as webJourney from './0011-web-journey.ts';
 import * as brands from './0012-brands.ts';
 import * as subscriptionInForceIndex from './0013-subscription-in-force-index.ts';
 import * as sharedAssets from './0016-shared-assets.ts';
+import * as webhookMailAndRetention from './0017-webhook-mail-and-retention.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0012-brands': brands,
   '0013-subscription-in-force-index': subscriptionInForceIndex,
   '0016-shared-assets': sharedAssets,
+  '0017-webhook-mail-and-retention': webhookMailAndRetention,
 };

@@ -180,6 +180,29 @@ export class WebhookOutboxRepository {
     return { items, nextCursor: rows.length > options.limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
   }
 
+  /**
+   * Deletes up to `limit` events finished (delivered, or failed) before `cutoff`, oldest first,
+   * with their attempts, in one short transaction; answers how many. Pending events are never
+   * touched: a resend makes an event pending again and so keeps it.
+   */
+  async deleteFinishedBefore(cutoff: Date, limit: number): Promise<number> {
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('webhook_outbox')
+        .select('id')
+        .where('status', '!=', 'pending')
+        .where('finished_at', '<', cutoff.toISOString())
+        .orderBy('finished_at')
+        .limit(limit)
+        .execute();
+      if (rows.length === 0) return 0;
+      const ids = rows.map((row) => row.id);
+      await trx.deleteFrom('webhook_attempts').where('event_id', 'in', ids).execute();
+      const deleted = await trx.deleteFrom('webhook_outbox').where('id', 'in', ids).where('status', '!=', 'pending').executeTakeFirst();
+      return Number(deleted.numDeletedRows);
+    });
+  }
+
   /** Pending events across every account: for the queue metrics. */
   async stats(): Promise<QueueStats> {
     const row = await this.db.kysely

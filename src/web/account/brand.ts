@@ -8,7 +8,7 @@ import type { StoredReport } from '../../domain/report.ts';
 import { isReportLanguage } from '../../domain/report-language.ts';
 import type { BrandField } from '../../accounts/brand-service.ts';
 import { SANDBOX_CATALOGUE, sandboxLots } from '../../search/sandbox/catalogue.ts';
-import { basePathOf } from '../plugins/view.ts';
+import { basePathOf } from '../view.ts';
 import { accentCss, allowStyle, brandedAssets, brandView } from '../report/branding.ts';
 import { presentReport } from '../report/present.ts';
 import { accountOf } from './current-account.ts';

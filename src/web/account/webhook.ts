@@ -85,6 +85,11 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const outcome = await webhooks.sendTest(accountOf(request).id);
     if (outcome.kind === 'no-endpoint') return render(request, reply, { error: 'Set an endpoint first.' }, 404);
     if (outcome.kind === 'disabled') return render(request, reply, { error: 'The endpoint is disabled: save it again to enable it.' }, 409);
+    if (outcome.kind === 'throttled') {
+      const seconds = Math.max(1, Math.ceil(outcome.retryAfterMs / 1000));
+      reply.header('retry-after', String(seconds));
+      return render(request, reply, { error: `Too many test pings: try again in ${seconds} seconds.` }, 429);
+    }
     const attempt = outcome.delivery.attempts[0];
     return outcome.delivery.status === 'delivered'
       ? render(request, reply, { notice: `Ping delivered: your endpoint answered ${attempt?.statusCode} in ${attempt?.durationMs} ms.` })

@@ -5,15 +5,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StoredReport } from '../../domain/report.ts';
 import { isReportLanguage, type ReportLanguage } from '../../domain/report-language.ts';
 import { assetHref, readStylesheet, STYLESHEET } from '../assets.ts';
-import { basePathOf } from '../plugins/view.ts';
-import { SESSION_COOKIE } from '../plugins/web-session.ts';
+import { basePathOf } from '../view.ts';
+import { SESSION_COOKIE } from '../web-session.ts';
 import { pageHelpers } from '../site/present.ts';
+import { retryAfter } from '../../limits/limit-headers.ts';
 import { accentCss, allowStyle, BRANDED_FONTS_CSS, brandedAssets, brandView, REPORT_SCRIPT } from './branding.ts';
 import { fontFaceCss, fontFile, inlineFontFaceCss, REPORT_FONT_STACK } from './fonts.ts';
 import { translatorFor } from './i18n.ts';
 import { chooseLanguage, choosePaper } from './language.ts';
-import { fetchPhotos } from './pdf-photos.ts';
-import { pageFooterCss, PdfUnavailableError, type Paper } from './pdf-renderer.ts';
+import { fetchPhotos } from '../../pdf/pdf-photos.ts';
+import { pageFooterCss, PdfUnavailableError, type Paper } from '../../pdf/pdf-renderer.ts';
 import { isWebUrl, OUR_BRAND, presentReport, type Brand } from './present.ts';
 
 /** Photos a PDF carries per lot: enough to see the damage; the page links every one. */
@@ -117,7 +118,8 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const [language, theirs] = await Promise.all([languageOf(request, query, report), services.brands.forReport(report)]);
     const brand = theirs ? brandView(theirs, (hash) => `./brand/${hash}.png`) : OUR_BRAND;
     // Photos archived since the snapshot was taken show from the archive (thumbnails opening the full image).
-    const links = await services.media.photoLinks(report.lots.flatMap((lot) => lot.images));
+    // A branded page's copies come through the reseller's proxy, under the report path, relatively.
+    const links = await services.media.photoLinks(report.lots.flatMap((lot) => lot.images), ...(theirs ? ['./media/'] : []));
     const view = presentReport(report, { language, brand, photoLinks: (url) => links.get(url) ?? { src: url, href: url } });
     const accent = accentCss(brand);
     if (accent) allowStyle(reply, accent);
@@ -157,9 +159,28 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // The brand is part of the cached file's key: a changed brand prints a new PDF.
     const brandKey = theirs ? JSON.stringify([theirs.name, theirs.logoHash, theirs.accent, theirs.contact]) : JSON.stringify(brand);
     try {
-      const { pdf } = await services.pdfCache.getOrPrint({ reportId: report.id, language: lang, paper, brand: brandKey }, () =>
-        printPdf(report, lang, paper, brand),
+      const outcome = await services.pdfCache.getOrPrint(
+        { reportId: report.id, language: lang, paper, brand: brandKey },
+        () => printPdf(report, lang, paper, brand),
+        async () => {
+          const decision = await services.guards.pdfPrints.consume(request.ip);
+          return decision.allowed ? { allowed: true } : { allowed: false, retryAfterMs: decision.resetMs };
+        },
       );
+      if (outcome.kind !== 'pdf') {
+        const busy = outcome.kind === 'busy';
+        reply.header('retry-after', busy ? String(outcome.retryAfterSeconds) : retryAfter(outcome.retryAfterMs)).header('cache-control', 'no-store');
+        const heading = busy ? 'Too many PDFs are being printed right now' : 'Too many PDFs asked for at once';
+        return reply.code(busy ? 503 : 429).view('error', {
+          ...helpers,
+          title: heading,
+          heading,
+          message: busy
+            ? 'Try again in a few seconds. The report page itself works: open it without .pdf and print it from your browser.'
+            : `At most ${services.guards.pdfPrints.perSecond} new PDFs a second are printed for one reader. Try again in a moment; a PDF printed once opens at once.`,
+        });
+      }
+      const { pdf } = outcome;
       return reply
         .type('application/pdf')
         .header('cache-control', 'private, max-age=31536000, immutable')

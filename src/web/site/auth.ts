@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
-import { RESET_PASSWORD_PATH } from '../paths.ts';
+import { RESET_PASSWORD_PATH } from '../../domain/site-paths.ts';
 import { PASSWORD_MIN_LENGTH } from '../../accounts/validation.ts';
 import { chosenPlanOf, firstErrors, formatWait, safeNext, withQuery } from './present.ts';
 

@@ -30,6 +30,7 @@ const prepare: MailPreparers = {
     secrets: [SECRET],
   }),
   billing: sendAsQueued,
+  webhook_endpoint_disabled: sendAsQueued,
 };
 
 describe.each(DIALECTS)('the mail delivery worker (%s)', (dialect) => {
@@ -126,6 +127,7 @@ describe.each(DIALECTS)('the mail delivery worker (%s)', (dialect) => {
         return prepare.password_reset(mail, now());
       },
       billing: sendAsQueued,
+      webhook_endpoint_disabled: sendAsQueued,
     };
     const transport = new FakeTransport();
     const { queue, worker: w } = worker(transport, {}, pino({ level: 'silent' }), preparers);

@@ -29,6 +29,10 @@ function pdfText(pdf: Buffer, dir: string): string {
   return execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' });
 }
 
+/** A reader of its own for each PDF: these tests print faster than one reader may (the pdfPrints guard, test/web/report/report-pdf-bounds.test.ts). */
+let readers = 0;
+const reader = () => `198.18.${Math.floor(++readers / 250)}.${(readers % 250) + 1}`;
+
 describe.runIf(runnable)('report PDF', () => {
   let t: TestApp;
   let customer: Customer;
@@ -71,7 +75,7 @@ describe.runIf(runnable)('report PDF', () => {
     expect(res.statusCode).toBe(302);
     expect(res.headers.location).toBe(`${page}.pdf?lang=uk&paper=a4`);
     expect(res.headers['cache-control']).toBe('no-store');
-    const american = await t.app.inject({ url: `${page}.pdf?lang=es`, headers: { 'accept-language': 'en-US,en;q=0.9' } });
+    const american = await t.app.inject({ remoteAddress: reader(), url: `${page}.pdf?lang=es`, headers: { 'accept-language': 'en-US,en;q=0.9' } });
     expect(american.headers.location).toBe(`${page}.pdf?lang=es&paper=letter`);
   });
 
@@ -83,7 +87,7 @@ describe.runIf(runnable)('report PDF', () => {
     const page = await reportPath();
     const url = `${page}.pdf?lang=${lang}&paper=${paper}`;
     const before = photoRequests;
-    const res = await t.app.inject({ url });
+    const res = await t.app.inject({ remoteAddress: reader(), url });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/pdf');
     expect(res.headers['cache-control']).toBe('private, max-age=31536000, immutable');
@@ -94,7 +98,7 @@ describe.runIf(runnable)('report PDF', () => {
     expect(photoRequests - before).toBe(3);
 
     // The second time the file comes from the cache: no photo fetched, the same bytes.
-    const again = await t.app.inject({ url });
+    const again = await t.app.inject({ remoteAddress: reader(), url });
     expect(again.statusCode).toBe(200);
     expect(again.rawPayload.equals(res.rawPayload)).toBe(true);
     expect(photoRequests - before).toBe(3);
@@ -103,7 +107,7 @@ describe.runIf(runnable)('report PDF', () => {
   it('puts the brand, the report id and time, and the page numbers at the foot of every page', async () => {
     const page = await reportPath();
     const id = page.split('/').pop()!;
-    const res = await t.app.inject({ url: `${page}.pdf?lang=en&paper=a4` });
+    const res = await t.app.inject({ remoteAddress: reader(), url: `${page}.pdf?lang=en&paper=a4` });
     expect(res.statusCode).toBe(200);
     const pages = pdfText(res.rawPayload, dataDir).split('\f').filter((text) => text.trim() !== '');
     expect(pages.length).toBe(pageCount(res.rawPayload, dataDir));
@@ -117,10 +121,10 @@ describe.runIf(runnable)('report PDF', () => {
     const search = await t.app.inject({ method: 'POST', url: '/api/v1/search', headers: { authorization: token }, payload: { vin: '4T1BF1FK7FU900011' } });
     expect(search.statusCode).toBe(200);
     const page = new URL(search.json().report_url as string).pathname;
-    const en = await t.app.inject({ url: `${page}.pdf?lang=en&paper=a4` });
+    const en = await t.app.inject({ remoteAddress: reader(), url: `${page}.pdf?lang=en&paper=a4` });
     expect(en.statusCode).toBe(200);
     expect(pdfText(en.rawPayload, dataDir)).toContain('Test report');
-    const uk = await t.app.inject({ url: `${page}.pdf?lang=uk&paper=a4` });
+    const uk = await t.app.inject({ remoteAddress: reader(), url: `${page}.pdf?lang=uk&paper=a4` });
     expect(pdfText(uk.rawPayload, dataDir)).toContain('Тестовий звіт');
   });
 
@@ -150,7 +154,7 @@ describe('report PDF without a browser', () => {
     await t.repos.lots.upsertBatch([makeLot({ vin, auction: 'copart', lot_id: 1 })]);
     const search = await t.app.inject({ method: 'POST', url: '/api/v1/search', headers: { authorization: customer.token }, payload: { vin } });
     const page = new URL(search.json().report_url as string).pathname;
-    const res = await t.app.inject({ url: `${page}.pdf?lang=en&paper=a4` });
+    const res = await t.app.inject({ remoteAddress: reader(), url: `${page}.pdf?lang=en&paper=a4` });
     expect(res.statusCode).toBe(503);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.body).toContain('The PDF cannot be made right now');

@@ -2,8 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError, validationError } from '../../../errors.ts';
 import type { Delivery, WebhookEndpoint } from '../../../domain/webhook.ts';
-import { MAX_DELIVERIES_PAGE } from '../../../webhooks/webhook-service.ts';
-import { errorRef, jsonBodyErrorResponses } from '../schemas.ts';
+import { retryAfter } from '../../../limits/limit-headers.ts';
+import { MAX_DELIVERIES_PAGE, PINGS_PER_ACCOUNT } from '../../../webhooks/webhook-service.ts';
+import { errorRef, jsonBodyErrorResponses, retryAfterHeader } from '../schemas.ts';
 import { accountErrorResponses, pageLimit, pageQuery } from './watches.ts';
 
 const EndpointSchema = Type.Object(
@@ -166,13 +167,14 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         ...common,
         summary: 'Send a ping event now',
-        description: 'Sends a signed `ping` event to the endpoint at once and answers its delivery with the attempt. A ping is not retried.',
+        description: `Sends a signed \`ping\` event to the endpoint at once and answers its delivery with the attempt. A ping is not retried. At most ${PINGS_PER_ACCOUNT.limit} pings per account in any ${PINGS_PER_ACCOUNT.windowMs / 1000} seconds.`,
         operationId: 'testWebhook',
         response: {
           200: Type.Ref(DeliverySchema, { description: 'The ping and its attempt (status delivered or failed).' }),
           ...accountErrorResponses,
           404: errorRef('No endpoint is set.'),
           409: errorRef('The endpoint is disabled: save it again (PUT) first.'),
+          429: errorRef(`More than ${PINGS_PER_ACCOUNT.limit} pings in ${PINGS_PER_ACCOUNT.windowMs / 1000} seconds; see Retry-After. Nothing was sent.`, retryAfterHeader),
         },
       },
     },
@@ -180,6 +182,11 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const outcome = await webhooks.sendTest(request.tokenPrincipal!.accountId);
       if (outcome.kind === 'no-endpoint') throw new ApiError('NOT_FOUND', 'No webhook endpoint is set: PUT /api/v1/webhook sets one.');
       if (outcome.kind === 'disabled') throw new ApiError('CONFLICT', 'The webhook endpoint is disabled; save it again with PUT /api/v1/webhook to enable it.');
+      if (outcome.kind === 'throttled') {
+        throw new ApiError('RATE_LIMITED', `Too many test pings: at most ${PINGS_PER_ACCOUNT.limit} per ${PINGS_PER_ACCOUNT.windowMs / 1000} seconds per account.`, {
+          headers: { 'retry-after': retryAfter(outcome.retryAfterMs) },
+        });
+      }
       return deliveryJson(outcome.delivery);
     },
   );

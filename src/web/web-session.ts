@@ -4,8 +4,8 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { LiveSession } from '../../domain/web-session.ts';
-import { SESSION_MAX_MS, type SessionService, hashSecret } from '../../accounts/session-service.ts';
+import type { LiveSession } from '../domain/web-session.ts';
+import { SESSION_MAX_MS, type SessionService, hashSecret } from '../accounts/session-service.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,4 +1,4 @@
-import type { OutboundClient } from '../../outbound/outbound-client.ts';
+import type { OutboundClient } from '../outbound/outbound-client.ts';
 
 /** Photo types a PDF embeds: the auctions' JPEGs and the odd PNG or WebP. SVG is not a photo. */
 const PHOTO_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif']);

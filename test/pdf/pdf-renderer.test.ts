@@ -7,8 +7,8 @@ import path from 'node:path';
 import pino from 'pino';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pageFooterCss, PdfRenderer, type PdfStep } from '../../../src/web/report/pdf-renderer.ts';
-import { IN_CI } from '../../support/env.ts';
+import { pageFooterCss, PdfRenderer, type PdfStep } from '../../src/pdf/pdf-renderer.ts';
+import { IN_CI } from '../support/env.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 

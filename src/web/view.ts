@@ -6,7 +6,7 @@ import fastifyStatic from '@fastify/static';
 import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ASSETS_DIR, assetHref, contentHash, isStylesheetPart, readStylesheet, STYLESHEET } from '../assets.ts';
+import { ASSETS_DIR, assetHref, contentHash, isStylesheetPart, readStylesheet, STYLESHEET } from './assets.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,7 +16,7 @@ declare module 'fastify' {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const VIEWS_DIR = path.resolve(here, '../views');
+export const VIEWS_DIR = path.resolve(here, 'views');
 
 /**
  * Links in pages are built from the path of PUBLIC_BASE_URL, so that a service published under a
