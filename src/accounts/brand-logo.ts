@@ -10,9 +10,44 @@ const OUT_HEIGHT = 160;
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
+const WHITESPACE = /\s/;
+
+/**
+ * Whether the file starts as an SVG does: an optional BOM and XML declaration, then any comments
+ * and doctypes, then `<svg`. A scanner that moves forward only, so its time is linear in the 4 KiB
+ * it reads: the regex it replaces backtracked over repeated comments, doubling its time with each
+ * (issue 28, F1: 281 bytes held the event loop for good).
+ */
 function looksLikeSvg(bytes: Buffer): boolean {
-  const head = bytes.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '');
-  return /^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>]*>\s*)*<svg[\s>]/i.test(head);
+  const head = bytes.subarray(0, 4096).toString('utf8');
+  let at = head.startsWith('\uFEFF') ? 1 : 0;
+  const skipSpace = () => {
+    while (at < head.length && WHITESPACE.test(head[at]!)) at++;
+  };
+  const startsHere = (word: string) => head.slice(at, at + word.length).toLowerCase() === word;
+  /** Moves past the next `end` after `from`; false when there is none. */
+  const skipPast = (end: string, from: number) => {
+    const found = head.indexOf(end, from);
+    if (found < 0) return false;
+    at = found + end.length;
+    return true;
+  };
+  skipSpace();
+  if (startsHere('<?xml')) {
+    if (!skipPast('>', at)) return false;
+    skipSpace();
+  }
+  for (;;) {
+    if (startsHere('<!--')) {
+      if (!skipPast('-->', at + 4)) return false;
+    } else if (startsHere('<!doctype')) {
+      if (!skipPast('>', at)) return false;
+    } else {
+      break;
+    }
+    skipSpace();
+  }
+  return startsHere('<svg') && (head[at + 4] === '>' || WHITESPACE.test(head[at + 4] ?? ''));
 }
 
 /**

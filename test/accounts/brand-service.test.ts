@@ -54,6 +54,28 @@ describe('logos', () => {
   });
 });
 
+describe('the logo sniff (issue 28, F1)', () => {
+  test('comments before the <svg> are skipped in linear time: 40 empty comments then "x" is refused at once, the event loop free', async () => {
+    // The old sniff, a backtracking regex, doubled its time with each comment: 24 held the loop 1.6 s, 40 for hours.
+    const started = performance.now();
+    const outcome = await prepareLogo(Buffer.from(`${'<!---->'.repeat(40)}x`));
+    expect(outcome).toEqual({ kind: 'invalid', message: 'The logo must be a PNG or an SVG file.' });
+    expect(performance.now() - started).toBeLessThan(1_000);
+    // 4096 bytes of comments, the most the sniff reads, also answer at once.
+    expect(await prepareLogo(Buffer.from(`${'<!---->'.repeat(600)}x`))).toMatchObject({ kind: 'invalid' });
+  });
+
+  test('an SVG after a BOM, an XML declaration, comments and a doctype is still recognised; a comment that never ends is not', async () => {
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>';
+    for (const head of ['', '\uFEFF', '<?xml version="1.0"?>\n', '<!-- a - b -->\n<!---->', '<?xml version="1.0"?><!DOCTYPE svg>\n<!-- c -->']) {
+      expect((await prepareLogo(Buffer.from(`${head}${svg}`))).kind, JSON.stringify(head)).toBe('ok');
+    }
+    for (const head of ['<!-- never ends ', '<!DOCTYPE svg', 'x', '<?xml version="1.0"?>x']) {
+      expect(await prepareLogo(Buffer.from(`${head}${svg}`)), JSON.stringify(head)).toEqual({ kind: 'invalid', message: 'The logo must be a PNG or an SVG file.' });
+    }
+  });
+});
+
 describe.each(DIALECTS)('brand service (%s)', (dialect) => {
   let database: TestDatabase;
   beforeAll(async () => {
