@@ -1,6 +1,7 @@
 import { accentProblem, BRAND_LIMITS, type AccountBrand } from '../domain/brand.ts';
 import type { BrandFields } from '../storage/repositories/brands-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
+import type { LogoProcess } from '../media/logo-process.ts';
 import { prepareLogo } from './brand-logo.ts';
 
 /** The brand form as sent; `logo` is an uploaded file's bytes (absent: keep the stored one). */
@@ -25,6 +26,8 @@ export interface BrandServiceOptions {
   repos: Repositories;
   /** Report base URLs must be https:// in production; plain http:// is allowed outside it. */
   isProduction: boolean;
+  /** Where uploaded logos are decoded and drawn: a child process under caps. */
+  logos: LogoProcess;
   /** How long an account's brands are kept in memory; a change made on this instance shows at once. */
   cacheMs?: number;
 }
@@ -147,7 +150,7 @@ export class BrandService {
 
     let logo: BrandFields['logo'];
     if (input.logo) {
-      const prepared = await prepareLogo(input.logo);
+      const prepared = await prepareLogo(input.logo, this.options.logos);
       if (prepared.kind === 'invalid') errors.logo = prepared.message;
       else logo = { hash: prepared.hash, png: prepared.png };
     } else if (input.removeLogo) {
