@@ -108,11 +108,14 @@ export class BrandService {
     if (checked.kind === 'invalid') return checked;
     const { fields } = checked;
     let saved: AccountBrand | undefined;
-    if (existing) {
+    if (existing && brandId !== null) {
       await this.options.repos.brands.update(accountId, existing.id, fields, now);
       saved = (await this.options.repos.brands.listForAccount(accountId)).find((brand) => brand.id === existing.id);
     } else {
-      saved = await this.options.repos.brands.create(accountId, brandId === null, fields, now);
+      // The default (made or edited) and a new named brand are counted and written in one transaction.
+      const created = await this.options.repos.brands.create(accountId, brandId === null, fields, now, BRAND_LIMITS.namedBrands);
+      if (created === 'too-many') return { kind: 'too-many', limit: BRAND_LIMITS.namedBrands };
+      saved = created === 'no-account' ? undefined : created;
     }
     this.accounts.delete(accountId);
     return saved ? { kind: 'saved', brand: saved } : { kind: 'not-found' };
