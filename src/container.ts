@@ -23,6 +23,7 @@ import { AccountDeletionService } from './accounts/account-deletion.ts';
 import { LegalDocuments } from './accounts/legal-documents.ts';
 import { BillingMailSweep } from './billing/billing-mail-sweep.ts';
 import { BrandService } from './accounts/brand-service.ts';
+import { LogoProcess } from './media/logo-process.ts';
 import { ApiTokenService } from './accounts/api-tokens.ts';
 import { OperatorTokenService } from './accounts/operator-tokens.ts';
 import { PasswordHasher, type ScryptCost } from './accounts/password-hasher.ts';
@@ -245,6 +246,8 @@ export function createContainer(options: ContainerOptions): Container {
   metrics.watchWebhookQueue(() => repos.webhookOutbox.stats());
   const seller = new SellerService({ config, repos });
   const legal = new LegalDocuments({ dir: config.legalDir, isProduction: config.isProduction, store: repos.legalDocuments });
+  // Started with the first upload: a process that never sees one never forks it.
+  const logos = new LogoProcess();
   const billingMail = new BillingMailSweep({
     db,
     repos,
@@ -266,7 +269,7 @@ export function createContainer(options: ContainerOptions): Container {
     guards,
     accounts: new AccountService(repos),
     apiTokens,
-    brands: new BrandService({ repos, isProduction: config.isProduction }),
+    brands: new BrandService({ repos, isProduction: config.isProduction, logos }),
     operatorTokens: new OperatorTokenService(repos),
     plans: new PlanService({ db, repos }),
     invoices: new InvoiceService({ db, repos }),
@@ -300,6 +303,7 @@ export function createContainer(options: ContainerOptions): Container {
       await mailDelivery.stop();
       await deliveryWorker.stop();
       await media.close();
+      await logos.close();
       await pdfRenderer.close();
       await outbound.close();
       await mailer.close();

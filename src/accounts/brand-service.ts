@@ -1,6 +1,7 @@
 import { accentProblem, BRAND_LIMITS, type AccountBrand } from '../domain/brand.ts';
 import type { BrandFields } from '../storage/repositories/brands-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
+import type { LogoProcess } from '../media/logo-process.ts';
 import { prepareLogo } from './brand-logo.ts';
 
 /** The brand form as sent; `logo` is an uploaded file's bytes (absent: keep the stored one). */
@@ -25,6 +26,8 @@ export interface BrandServiceOptions {
   repos: Repositories;
   /** Report base URLs must be https:// in production; plain http:// is allowed outside it. */
   isProduction: boolean;
+  /** Where uploaded logos are decoded and drawn: a child process under caps. */
+  logos: LogoProcess;
   /** How long an account's brands are kept in memory; a change made on this instance shows at once. */
   cacheMs?: number;
 }
@@ -105,11 +108,14 @@ export class BrandService {
     if (checked.kind === 'invalid') return checked;
     const { fields } = checked;
     let saved: AccountBrand | undefined;
-    if (existing) {
+    if (existing && brandId !== null) {
       await this.options.repos.brands.update(accountId, existing.id, fields, now);
       saved = (await this.options.repos.brands.listForAccount(accountId)).find((brand) => brand.id === existing.id);
     } else {
-      saved = await this.options.repos.brands.create(accountId, brandId === null, fields, now);
+      // The default (made or edited) and a new named brand are counted and written in one transaction.
+      const created = await this.options.repos.brands.create(accountId, brandId === null, fields, now, BRAND_LIMITS.namedBrands);
+      if (created === 'too-many') return { kind: 'too-many', limit: BRAND_LIMITS.namedBrands };
+      saved = created === 'no-account' ? undefined : created;
     }
     this.accounts.delete(accountId);
     return saved ? { kind: 'saved', brand: saved } : { kind: 'not-found' };
@@ -147,7 +153,7 @@ export class BrandService {
 
     let logo: BrandFields['logo'];
     if (input.logo) {
-      const prepared = await prepareLogo(input.logo);
+      const prepared = await prepareLogo(input.logo, this.options.logos);
       if (prepared.kind === 'invalid') errors.logo = prepared.message;
       else logo = { hash: prepared.hash, png: prepared.png };
     } else if (input.removeLogo) {

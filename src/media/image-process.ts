@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import type { FetchAnswer, FetchRequest, ImageAnswer, ImageJob, ImageSetup, ProcessAnswer } from './image-worker.ts';
+import type { FetchAnswer, FetchRequest, ImageAnswer, ImageJob, ImageSetup, LogoCaps, ProcessAnswer } from './image-worker.ts';
+import type { LogoRender } from './logo-render.ts';
 
 /**
  * The lowest priority niceness (19): a busy process at 0 weighs about 68 times one at 19 in the
@@ -18,6 +19,9 @@ export const IMAGE_WORK_NICE = 19;
  * the search. Without chrt (Alpine, macOS) the child runs niced only.
  */
 export const CHRT = process.platform === 'linux' ? (['/usr/bin/chrt', '/bin/chrt'].find((file) => executable(file)) ?? null) : null;
+
+/** util-linux's `prlimit`, which sets the child's data-size limit before it becomes node. */
+export const PRLIMIT = process.platform === 'linux' ? (['/usr/bin/prlimit', '/bin/prlimit'].find((file) => executable(file)) ?? null) : null;
 
 function executable(file: string): boolean {
   try {
@@ -44,8 +48,14 @@ export class ImageProcessError extends Error {
 }
 
 export interface ImageProcessOptions {
-  /** The outbound rules and the store the child fetches with and writes to. */
-  setup: ImageSetup;
+  /** The outbound rules and the store the child fetches with and writes to; none for a child that only draws logos. */
+  setup?: ImageSetup;
+  /**
+   * The child's data size (RLIMIT_DATA, through prlimit where there is one: the heap and every
+   * private writable mapping): an allocation past it fails inside the child, whatever the image
+   * asks for. Not RLIMIT_AS: V8 and WebAssembly reserve gigabytes of address space they never use.
+   */
+  dataBytes?: number;
   /** The child's niceness, 0 to 19. */
   nice?: number;
   /** Run the child under SCHED_IDLE (Linux, with chrt); true where chrt was found. */
@@ -95,7 +105,7 @@ serveImageJobs();
 `;
 }
 
-type JobWork = { op: 'fetch'; key: string; request: FetchRequest } | { op: 'process'; key: string };
+type JobWork = { op: 'fetch'; key: string; request: FetchRequest } | { op: 'process'; key: string } | Extract<ImageJob, { op: 'logo' }>;
 
 interface Pending {
   job: ImageJob;
@@ -125,7 +135,8 @@ export class ImageProcess {
   private fetching = 0;
   private nextId = 1;
   private closed = false;
-  private readonly setup: ImageSetup;
+  private readonly setup: ImageSetup | undefined;
+  private readonly dataBytes: number | undefined;
   private readonly nice: number;
   private readonly schedIdle: boolean;
   private readonly jobTimeoutMs: number;
@@ -136,6 +147,7 @@ export class ImageProcess {
 
   constructor(options: ImageProcessOptions) {
     this.setup = options.setup;
+    this.dataBytes = options.dataBytes;
     this.nice = options.nice ?? IMAGE_WORK_NICE;
     this.schedIdle = (options.schedIdle ?? true) && CHRT !== null;
     this.jobTimeoutMs = options.jobTimeoutMs ?? 60_000;
@@ -188,6 +200,21 @@ export class ImageProcess {
     if (!answer.ok) throw new Error(answer.message);
     if (!('process' in answer)) throw new Error('the image process answered with something else');
     return answer.process;
+  }
+
+  /**
+   * Draws an uploaded logo in the child, in the same queue as the photos' work (one at a time),
+   * under `caps`; a logo that runs past them, or past the job's time, takes the child with it and
+   * fails with ImageProcessError ('stopped' or 'timeout').
+   */
+  async logo(bytes: Buffer, format: 'png' | 'svg', caps: LogoCaps): Promise<LogoRender> {
+    const answer = await new Promise<ImageAnswer>((resolve, reject) => {
+      this.queue.push({ job: { id: this.nextId++, op: 'logo', format, bytes: new Uint8Array(bytes), caps }, resolve, reject });
+      this.pump();
+    });
+    if (!answer.ok) throw new Error(answer.message);
+    if (!('logo' in answer)) throw new Error('the image process answered a logo with something else');
+    return answer.logo;
   }
 
   /** Fails the jobs still queued and stops the child; a job after this starts a new one. */
@@ -306,13 +333,14 @@ export class ImageProcess {
     if (this.running) return this.running;
     const node = [process.execPath, '--input-type=module', '--eval', bootstrap(this.module, this.nice)];
     // chrt sets the policy and then becomes node (exec): the pid is node's, and every thread inherits it.
-    const [command, ...args] = this.schedIdle ? [CHRT!, '--idle', '0', ...node] : node;
+    const scheduled = this.schedIdle ? [CHRT!, '--idle', '0', ...node] : node;
+    const [command, ...args] = this.dataBytes !== undefined && PRLIMIT ? [PRLIMIT, `--data=${this.dataBytes}`, '--', ...scheduled] : scheduled;
     const child = spawn(command!, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
     // Never what keeps the server or a CLI from exiting while idle: a job refs the channel.
     child.unref();
     (child.channel as { unref?: () => void } | undefined)?.unref?.();
     // The first message, ahead of any job (the channel keeps the order); the child answers it as id 0.
-    child.send({ id: 0, op: 'setup', setup: plainSetup(this.setup) } satisfies ImageJob, () => {});
+    if (this.setup) child.send({ id: 0, op: 'setup', setup: plainSetup(this.setup) } satisfies ImageJob, () => {});
     let started!: () => void;
     let failed!: (error: Error) => void;
     const running: Running = {

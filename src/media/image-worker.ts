@@ -4,6 +4,7 @@ import { mediaFileName } from '../domain/media.ts';
 import { OutboundClient, OutboundError, type OutboundFailure } from '../outbound/outbound-client.ts';
 import type { OutboundPolicy } from '../outbound/outbound-policy.ts';
 import { checkImage, makeRenditions, type ImageCheck, type Renditions } from './image-check.ts';
+import { renderLogo, type LogoRender } from './logo-render.ts';
 import type { MediaStore } from './media-store.ts';
 
 /**
@@ -31,10 +32,20 @@ export interface FetchRequest {
   headers: Record<string, string>;
 }
 
+/**
+ * What one logo's drawing may take in the child, past which the child kills itself (the parent
+ * sees it die and refuses the logo): CPU time of all its threads, and resident memory.
+ */
+export interface LogoCaps {
+  cpuMs: number;
+  rssBytes: number;
+}
+
 export type ImageJob =
   | { id: number; op: 'setup'; setup: ImageSetup }
   | { id: number; op: 'fetch'; key: string; request: FetchRequest }
-  | { id: number; op: 'process'; key: string };
+  | { id: number; op: 'process'; key: string }
+  | { id: number; op: 'logo'; format: 'png' | 'svg'; bytes: Uint8Array; caps: LogoCaps };
 
 /** What a fetch came to: the bytes are held (200), another status, or no answer at all. */
 export type FetchAnswer =
@@ -57,6 +68,7 @@ export type ImageAnswer =
   | { id: number; ok: true; fetch: FetchAnswer }
   | { id: number; ok: true; process: ProcessAnswer }
   | { id: number; ok: true; setup: true }
+  | { id: number; ok: true; logo: LogoRender }
   | { id: number; ok: false; message: string };
 
 /** The image work proper; tests give one that crashes or hangs on some photos. */
@@ -89,6 +101,7 @@ export class ImageWorker {
         return { id: job.id, ok: true, setup: true };
       }
       if (job.op === 'fetch') return { id: job.id, ok: true, fetch: await this.fetch(job.key, job.request) };
+      if (job.op === 'logo') return { id: job.id, ok: true, logo: await this.logo(job) };
       return { id: job.id, ok: true, process: await this.process(job.key) };
     } catch (error) {
       return { id: job.id, ok: false, message: (error as Error).message };
@@ -98,6 +111,25 @@ export class ImageWorker {
   private configured(): Promise<{ client: OutboundClient; store: MediaStore }> {
     if (!this.setup) throw new Error('the image process was given a photo before its setup');
     return this.setup;
+  }
+
+  /**
+   * Draws an uploaded logo while watching what it costs: libvips works on its own thread, so this
+   * thread stays free to look every 25 ms, and a drawing past its CPU time or memory kills the
+   * whole child at once (an SVG bomb keeps librsvg busy in native code, where nothing else can
+   * stop it; sharp's own timeout fired after 54 s). One logo at a time: the parent queues them.
+   */
+  private async logo(job: Extract<ImageJob, { op: 'logo' }>): Promise<LogoRender> {
+    const cpuAtStart = process.cpuUsage();
+    const watch = setInterval(() => {
+      const used = process.cpuUsage(cpuAtStart);
+      if ((used.user + used.system) / 1000 > job.caps.cpuMs || process.memoryUsage.rss() > job.caps.rssBytes) process.kill(process.pid, 'SIGKILL');
+    }, 25);
+    try {
+      return await renderLogo(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.format);
+    } finally {
+      clearInterval(watch);
+    }
   }
 
   private async fetch(key: string, request: FetchRequest): Promise<FetchAnswer> {

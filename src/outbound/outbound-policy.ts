@@ -21,18 +21,25 @@ export function outboundPolicy(options: { allowPrivate: boolean; isProduction: b
  * True for an address on the public internet. Everything ipaddr.js does not call plain unicast is
  * refused: loopback, private and unique-local, link-local (cloud metadata at 169.254.169.254),
  * carrier-grade NAT, multicast, reserved, documentation and the unspecified address. An IPv6 form of
- * an IPv4 address (::ffff:10.0.0.1, NAT64, 6to4, Teredo) is judged by the IPv4 address inside it
- * where one can be read, and refused otherwise.
+ * an IPv4 address is judged by the IPv4 address inside it where one can be read (IPv4-mapped,
+ * ::ffff:10.0.0.1, and the deprecated IPv4-compatible ::/96, ::10.0.0.1 or ::a00:1, which ipaddr.js
+ * calls plain unicast and which some stacks still route to the IPv4 host), and refused otherwise
+ * (NAT64, 6to4, Teredo).
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6') {
     const v6 = parsed as ipaddr.IPv6;
-    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
+    if (v6.isIPv4MappedAddress() || isIPv4Compatible(v6)) parsed = ipaddr.fromByteArray(v6.toByteArray().slice(12));
     else if (v6.range() !== 'unicast') return false;
   }
   return parsed.range() === 'unicast';
+}
+
+/** The IPv4-compatible block ::/96; `::` and `::1` in it read as 0.0.0.0 and 0.0.0.1, refused like any of 0.0.0.0/8. */
+function isIPv4Compatible(address: ipaddr.IPv6): boolean {
+  return address.parts.slice(0, 6).every((part) => part === 0);
 }
 
 export type UrlCheck =

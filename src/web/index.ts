@@ -35,6 +35,10 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config } = services;
   const basePath = basePathOf(config.publicBaseUrl);
 
+  // Forms only: the pages read what a browser's form sends (urlencoded, registered with the session
+  // below, or multipart where a route registers it). A JSON or text body is 415, rather than values
+  // of shapes no page expects (issue 28, F7: `{"email": {"toString": 1}}` made a 500).
+  app.removeAllContentTypeParsers();
   await app.register(webSession, {
     sessions: services.sessions,
     configuredSecret: config.cookieSecret,
@@ -61,6 +65,18 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.decorateReply('seeOther', function (this: FastifyReply, target: string) {
     return this.redirect(`${basePath}${target}`, 303);
+  });
+
+  // A field sent twice arrives as an array, which no form of ours sends: refused naming the field,
+  // so that no page or service meets a value that is not a string (a multipart file is a Buffer).
+  app.addHook('preValidation', async (request, reply) => {
+    const body = request.body;
+    if (body === null || typeof body !== 'object') return;
+    const repeated = Object.entries(body).find(([, value]) => typeof value !== 'string' && !Buffer.isBuffer(value));
+    if (!repeated) return;
+    const heading = 'We could not read that form';
+    await reply.page('error', { title: heading, heading, message: `The field “${repeated[0].slice(0, 64)}” was sent more than once. Go back, reload the page and send the form again.` }, 422);
+    return reply;
   });
 
   // Stripe's checkout page is the target of the purchase form's redirect; form-action covers
@@ -99,7 +115,9 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const message =
       status === 500
         ? `Please try again in a moment. If it keeps happening, write to us${contact ? ` at ${contact}` : ''} quoting ${request.id}.`
-        : 'Go back, check the form and try again.';
+        : status === 415
+          ? 'These pages take only what is sent by a browser form. Go back, reload the page and send the form again.'
+          : 'Go back, check the form and try again.';
     return reply.page('error', { title: heading, heading, message }, status);
   });
 

@@ -26,6 +26,15 @@ describe('isPublicAddress', () => {
     ['fc00::1', false],
     ['::ffff:10.0.0.1', false],
     ['::ffff:127.0.0.1', false],
+    // IPv4-compatible IPv6 (::/96, deprecated): judged by the IPv4 address inside (issue 28, F6).
+    ['::127.0.0.1', false],
+    ['::7f00:1', false],
+    ['0:0:0:0:0:0:7f00:1', false],
+    ['::169.254.169.254', false],
+    ['::10.0.0.1', false],
+    ['::192.168.1.1', false],
+    ['::0.0.0.2', false],
+    ['::8.8.8.8', true],
     ['not-an-address', false],
   ])('%s → %s', (address, expected) => {
     expect(isPublicAddress(address)).toBe(expected);
@@ -48,7 +57,7 @@ describe('checkOutboundUrl', () => {
     expect(checkOutboundUrl('ftp://example.com/', development).ok).toBe(false);
     expect(checkOutboundUrl('gopher://example.com/', open).ok).toBe(false);
     expect(checkOutboundUrl('https://user:pw@example.com/', production).ok).toBe(false);
-    for (const url of ['https://127.0.0.1/', 'https://[::1]/', 'https://2130706433/', 'https://0x7f.1/', 'https://169.254.169.254/latest/meta-data', 'https://[::ffff:10.0.0.1]/']) {
+    for (const url of ['https://127.0.0.1/', 'https://[::1]/', 'https://2130706433/', 'https://0x7f.1/', 'https://169.254.169.254/latest/meta-data', 'https://[::ffff:10.0.0.1]/', 'https://[::127.0.0.1]/', 'https://[::169.254.169.254]/latest/meta-data', 'https://[::10.0.0.1]/', 'https://[::7f00:1]/']) {
       expect(checkOutboundUrl(url, production), url).toMatchObject({ ok: false, reason: expect.stringContaining('not a public address') });
     }
     expect(checkOutboundUrl('not a url', production)).toEqual({ ok: false, reason: 'not an absolute URL' });

@@ -12,6 +12,7 @@ import * as reportLanguages from './0010-report-languages.ts';
 import * as webJourney from './0011-web-journey.ts';
 import * as brands from './0012-brands.ts';
 import * as subscriptionInForceIndex from './0013-subscription-in-force-index.ts';
+import * as brandLimits from './0014-brand-limits.ts';
 import * as sharedAssets from './0016-shared-assets.ts';
 import * as webhookMailAndRetention from './0017-webhook-mail-and-retention.ts';
 
@@ -33,6 +34,7 @@ export const migrations: Record<string, Migration> = {
   '0011-web-journey': webJourney,
   '0012-brands': brands,
   '0013-subscription-in-force-index': subscriptionInForceIndex,
+  '0014-brand-limits': brandLimits,
   '0016-shared-assets': sharedAssets,
   '0017-webhook-mail-and-retention': webhookMailAndRetention,
 };

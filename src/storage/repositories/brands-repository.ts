@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../database.ts';
 import type { BrandRow } from '../schema.ts';
 import type { AccountBrand } from '../../domain/brand.ts';
@@ -27,6 +28,13 @@ export interface BrandFields {
   logo?: { hash: string; png: Buffer } | null;
 }
 
+/** The columns a save sets on an existing brand; the logo's only when the form gave or removed one. */
+function updateOf(fields: BrandFields, at: string) {
+  const logo =
+    fields.logo === undefined ? {} : { logo_hash: fields.logo?.hash ?? null, logo_png: fields.logo ? fields.logo.png.toString('base64') : null };
+  return { name: fields.name, accent: fields.accent, contact: fields.contact, report_base_url: fields.reportBaseUrl, updated_at: at, ...logo };
+}
+
 const COLUMNS = ['id', 'account_id', 'is_default', 'name', 'logo_hash', 'accent', 'contact', 'report_base_url', 'created_at', 'updated_at'] as const;
 
 export class BrandsRepository {
@@ -45,34 +53,59 @@ export class BrandsRepository {
     return rows.map(toBrand);
   }
 
-  async create(accountId: string, isDefault: boolean, fields: BrandFields, now: Date): Promise<AccountBrand> {
-    const at = now.toISOString();
-    const row: BrandRow = {
-      id: newId('brd'),
-      account_id: accountId,
-      is_default: isDefault ? 1 : 0,
-      name: fields.name,
-      logo_hash: fields.logo?.hash ?? null,
-      logo_png: fields.logo ? fields.logo.png.toString('base64') : null,
-      accent: fields.accent,
-      contact: fields.contact,
-      report_base_url: fields.reportBaseUrl,
-      created_at: at,
-      updated_at: at,
-    };
-    await this.db.kysely.insertInto('brands').values(row).execute();
-    return toBrand(row);
+  /**
+   * Makes a brand under the account's limits, counted and written in one transaction: the
+   * account's default (made, or edited when there is one already: at most one per account, which
+   * the unique index brands_one_default_idx also holds), or a named one while fewer than
+   * `namedLimit` exist. The transaction first writes the account's row, which on PostgreSQL locks
+   * it until the commit, so saves of one account take turns and each counts what the others
+   * committed (on SQLite every write transaction takes turns already). Without it, 30 concurrent
+   * saves made 28-30 named brands where 20 are allowed (issue 28, F8).
+   */
+  async create(accountId: string, isDefault: boolean, fields: BrandFields, now: Date, namedLimit: number): Promise<AccountBrand | 'too-many' | 'no-account'> {
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const locked = await trx.updateTable('accounts').set({ id: sql.ref('id') }).where('id', '=', accountId).executeTakeFirst();
+      if (Number(locked.numUpdatedRows) === 0) return 'no-account';
+      const at = now.toISOString();
+      if (isDefault) {
+        const existing = await trx.selectFrom('brands').select('id').where('account_id', '=', accountId).where('is_default', '=', 1).executeTakeFirst();
+        if (existing) {
+          await trx.updateTable('brands').set(updateOf(fields, at)).where('id', '=', existing.id).execute();
+          const row = await trx.selectFrom('brands').select(COLUMNS).where('id', '=', existing.id).executeTakeFirstOrThrow();
+          return toBrand(row);
+        }
+      } else {
+        const { named } = await trx
+          .selectFrom('brands')
+          .select((eb) => eb.fn.countAll<number | string>().as('named'))
+          .where('account_id', '=', accountId)
+          .where('is_default', '=', 0)
+          .executeTakeFirstOrThrow();
+        if (Number(named) >= namedLimit) return 'too-many';
+      }
+      const row: BrandRow = {
+        id: newId('brd'),
+        account_id: accountId,
+        is_default: isDefault ? 1 : 0,
+        name: fields.name,
+        logo_hash: fields.logo?.hash ?? null,
+        logo_png: fields.logo ? fields.logo.png.toString('base64') : null,
+        accent: fields.accent,
+        contact: fields.contact,
+        report_base_url: fields.reportBaseUrl,
+        created_at: at,
+        updated_at: at,
+      };
+      await trx.insertInto('brands').values(row).execute();
+      return toBrand(row);
+    });
   }
 
   /** False when the brand is not the account's. */
   async update(accountId: string, brandId: string, fields: BrandFields, now: Date): Promise<boolean> {
-    const logo =
-      fields.logo === undefined
-        ? {}
-        : { logo_hash: fields.logo?.hash ?? null, logo_png: fields.logo ? fields.logo.png.toString('base64') : null };
     const result = await this.db.kysely
       .updateTable('brands')
-      .set({ name: fields.name, accent: fields.accent, contact: fields.contact, report_base_url: fields.reportBaseUrl, updated_at: now.toISOString(), ...logo })
+      .set(updateOf(fields, now.toISOString()))
       .where('id', '=', brandId)
       .where('account_id', '=', accountId)
       .executeTakeFirst();

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { BRAND_LIMITS } from '../../../src/domain/brand.ts';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectoryStore } from '../../../src/media/stores/directory-store.ts';
@@ -33,7 +34,7 @@ describe('archived photos of a branded report page', () => {
   async function reportPage(branded: boolean): Promise<string> {
     const customer = await createCustomer(t.repos);
     if (branded) {
-      await t.repos.brands.create(customer.accountId, true, { name: 'Resale Motors', accent: null, contact: null, reportBaseUrl: 'https://reports.resale.example' }, new Date());
+      await t.repos.brands.create(customer.accountId, true, { name: 'Resale Motors', accent: null, contact: null, reportBaseUrl: 'https://reports.resale.example' }, new Date(), BRAND_LIMITS.namedBrands);
     }
     const vin = validVin('1FTFW1ET5DFC7777');
     await t.repos.lots.upsertBatch([makeLot({ vin, auction: 'copart', lot_id: 41000001, images: [`${TEST_BASE_URL}/media/${hash}.jpg`] })]);
