@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
-import { ErrorSchema } from '../api/schemas.ts';
+import { codesSentence, ErrorSchema } from '../api/schemas.ts';
 import { ReportSchema } from '../../domain/report.ts';
 import { LotSchema } from '../../domain/lot.ts';
 
@@ -68,7 +68,7 @@ const REQUEST_ID_HEADER = {
 /** The two answers of a request no operation takes (http/plugins/error-handler.ts). */
 const UNROUTED_RESPONSES = {
   MethodNotAllowed: {
-    description: 'The path exists, but not for this method (QUERY and HEAD included).',
+    description: `The path exists, but not for this method (QUERY and HEAD included). ${codesSentence(['METHOD_NOT_ALLOWED'])}`,
     headers: {
       Allow: { description: 'The methods the path answers, e.g. `GET, POST`.', schema: { type: 'string' } },
       'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
@@ -76,7 +76,7 @@ const UNROUTED_RESPONSES = {
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   },
   NotFound: {
-    description: 'No operation at this path.',
+    description: `No operation at this path. ${codesSentence(['ROUTE_NOT_FOUND'])}`,
     headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   },

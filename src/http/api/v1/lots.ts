@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifySchemaValidationError } from 'fastify';
 import { ReportSchema } from '../../../domain/report.ts';
-import { errorRef, retryAfterHeader, searchErrorResponses } from '../schemas.ts';
+import { errorRef, retryAfterHeader, SEARCH_LIMITED, searchErrorResponses } from '../schemas.ts';
 import { answerSearch } from './search-answer.ts';
 import { IdempotencyHeaders, limitHeaders, replayedHeader } from './search.ts';
 
@@ -59,9 +59,9 @@ const lotRoutes: FastifyPluginAsyncTypebox = async (app) => {
             description: "The report of the lot's vehicle: every known lot of its VIN, newest sale first, and the link to its page.",
             headers: { ...limitHeaders, ...replayedHeader },
           }),
-          404: errorRef('The auction and lot id are well formed but no such lot is known. Counts against the quota.', { ...limitHeaders, ...replayedHeader }),
-          422: errorRef('An unknown auction (errors.auction lists the known ones), a malformed lot id (errors.lot_id), or a bad Idempotency-Key.'),
-          429: errorRef(searchErrorResponses[429].description!, { ...limitHeaders, ...retryAfterHeader }),
+          404: errorRef('NO_RECORDS', 'The auction and lot id are well formed but no such lot is known. Counts against the quota.', { ...limitHeaders, ...replayedHeader }),
+          422: errorRef(['VALIDATION_FAILED', 'IDEMPOTENCY_CONFLICT'], 'An unknown auction (errors.auction lists the known ones), a malformed lot id (errors.lot_id), a malformed Idempotency-Key, or one used for another search in the last 24 hours.'),
+          429: errorRef(['RATE_LIMITED', 'QUOTA_EXCEEDED'], SEARCH_LIMITED, { ...limitHeaders, ...retryAfterHeader }),
         },
       },
     },

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifySchemaValidationError } from 'fastify';
 import { ReportSchema } from '../../../domain/report.ts';
-import { errorRef, jsonBodyErrorResponses, retryAfterHeader, searchErrorResponses, type HeaderDoc } from '../schemas.ts';
+import { errorRef, jsonBodyErrorResponses, retryAfterHeader, SEARCH_LIMITED, SEARCH_NO_RECORDS, searchErrorResponses, type HeaderDoc } from '../schemas.ts';
 import { answerSearch } from './search-answer.ts';
 
 /**
@@ -62,8 +62,8 @@ const common = {
       description: 'The report: every known lot, newest sale first, and the link to its page.',
       headers: { ...limitHeaders, ...replayedHeader },
     }),
-    404: errorRef(searchErrorResponses[404].description!, { ...limitHeaders, ...replayedHeader }),
-    429: errorRef(searchErrorResponses[429].description!, { ...limitHeaders, ...retryAfterHeader }),
+    404: errorRef('NO_RECORDS', SEARCH_NO_RECORDS, { ...limitHeaders, ...replayedHeader }),
+    429: errorRef(['RATE_LIMITED', 'QUOTA_EXCEEDED'], SEARCH_LIMITED, { ...limitHeaders, ...retryAfterHeader }),
   },
 };
 

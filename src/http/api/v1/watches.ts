@@ -17,9 +17,10 @@ export const WatchSchema = Type.Object(
 );
 
 export const accountErrorResponses = {
-  401: errorRef('Authorization missing, malformed, unknown or revoked. Body is exactly {"message":"Unauthenticated."}.', wwwAuthenticateHeader('vinhistory')),
-  503: errorRef('The database is busy; nothing was changed. Try again after Retry-After.', { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } }),
-  '5xx': errorRef('A fault of the service. The message carries a request id and no internals.'),
+  401: errorRef('UNAUTHENTICATED', 'Authorization missing, malformed, unknown or revoked. Body is exactly {"message":"Unauthenticated."}.', wwwAuthenticateHeader('vinhistory')),
+  403: errorRef('LIVE_TOKEN_REQUIRED', 'A sandbox token (`vh_test_`): watches and the webhook act on live data and take only live tokens.'),
+  503: errorRef('DATABASE_BUSY', 'The database is busy; nothing was changed. Try again after Retry-After.', { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } }),
+  '5xx': errorRef('INTERNAL', 'A fault of the service. The message carries a request id and no internals.'),
 };
 
 /** Query strings are not coerced (the app's Ajv has coerceTypes off): a page size is digits, checked here. */
@@ -70,9 +71,9 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
           200: Type.Ref(WatchSchema, { description: 'The account already watches that VIN (or lot): the existing watch.' }),
           ...accountErrorResponses,
           ...jsonBodyErrorResponses,
-          409: errorRef("The plan's watch limit is reached, or the account has no plan in force; the message says which."),
-          413: errorRef('Request body too large (the limit is 4 KiB).'),
-          422: errorRef('vin malformed, auction or lot_id missing or malformed, or neither or both given; `errors` says which field.'),
+          409: errorRef('WATCH_LIMIT_REACHED', "The plan's watch limit is reached, or the account has no plan in force; the message says which."),
+          413: errorRef('PAYLOAD_TOO_LARGE', 'Request body too large (the limit is 4 KiB).'),
+          422: errorRef('VALIDATION_FAILED', 'vin malformed, auction or lot_id missing or malformed, or neither or both given; `errors` says which field.'),
         },
       },
     },
@@ -83,9 +84,9 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         case 'invalid':
           throw validationError(outcome.field, outcome.messages);
         case 'no-plan':
-          throw new ApiError('CONFLICT', 'Your account has no plan in force, so it can hold no watches. Choose a plan in your personal account first.');
+          throw new ApiError('WATCH_LIMIT_REACHED', 'Your account has no plan in force, so it can hold no watches. Choose a plan in your personal account first.');
         case 'over-limit':
-          throw new ApiError('CONFLICT', `Your plan allows ${outcome.limit} watches and you have that many. Remove one, or move to a larger plan.`);
+          throw new ApiError('WATCH_LIMIT_REACHED', `Your plan allows ${outcome.limit} watches and you have that many. Remove one, or move to a larger plan.`);
         case 'exists':
           return reply.code(200).send(watchJson(outcome.watch));
         case 'created':
@@ -111,7 +112,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
             { description: 'A page of watches.' },
           ),
           ...accountErrorResponses,
-          422: errorRef('limit out of range, or a cursor that is not one of ours.'),
+          422: errorRef('VALIDATION_FAILED', 'limit out of range, or a cursor that is not one of ours.'),
         },
       },
     },
@@ -135,7 +136,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: {
           204: Type.Null({ description: 'The watch is removed; no more events come for it.' }),
           ...accountErrorResponses,
-          404: errorRef('The account has no watch of that id.'),
+          404: errorRef('NOT_FOUND', 'The account has no watch of that id.'),
         },
       },
     },

@@ -125,8 +125,8 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           200: SetAnswer('The endpoint is updated; the secret with a rotation, else null.'),
           ...accountErrorResponses,
           ...jsonBodyErrorResponses,
-          413: errorRef('Request body too large (the limit is 4 KiB).'),
-          422: errorRef('url missing, not https://, with credentials, or a non-public address; `errors.url` says why.'),
+          413: errorRef('PAYLOAD_TOO_LARGE', 'Request body too large (the limit is 4 KiB).'),
+          422: errorRef('VALIDATION_FAILED', 'url missing, not https://, with credentials, or a non-public address; `errors.url` says why.'),
         },
       },
     },
@@ -148,7 +148,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: {
           200: Type.Ref(EndpointSchema, { description: 'The endpoint (never its secret).' }),
           ...accountErrorResponses,
-          404: errorRef('No endpoint is set.'),
+          404: errorRef('NOT_FOUND', 'No endpoint is set.'),
         },
       },
     },
@@ -171,15 +171,15 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: {
           200: Type.Ref(DeliverySchema, { description: 'The ping and its attempt (status delivered or failed).' }),
           ...accountErrorResponses,
-          404: errorRef('No endpoint is set.'),
-          409: errorRef('The endpoint is disabled: save it again (PUT) first.'),
+          404: errorRef('NOT_FOUND', 'No endpoint is set.'),
+          409: errorRef('WEBHOOK_DISABLED', 'The endpoint is disabled: save it again (PUT) first.'),
         },
       },
     },
     async (request) => {
       const outcome = await webhooks.sendTest(request.tokenPrincipal!.accountId);
       if (outcome.kind === 'no-endpoint') throw new ApiError('NOT_FOUND', 'No webhook endpoint is set: PUT /api/v1/webhook sets one.');
-      if (outcome.kind === 'disabled') throw new ApiError('CONFLICT', 'The webhook endpoint is disabled; save it again with PUT /api/v1/webhook to enable it.');
+      if (outcome.kind === 'disabled') throw new ApiError('WEBHOOK_DISABLED', 'The webhook endpoint is disabled; save it again with PUT /api/v1/webhook to enable it.');
       return deliveryJson(outcome.delivery);
     },
   );
@@ -200,7 +200,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
             { description: 'A page of deliveries.' },
           ),
           ...accountErrorResponses,
-          422: errorRef('limit out of range, or a cursor that is not one of ours.'),
+          422: errorRef('VALIDATION_FAILED', 'limit out of range, or a cursor that is not one of ours.'),
         },
       },
     },
@@ -224,7 +224,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: {
           202: Type.Object({ event_id: Type.String(), status: Type.Literal('pending') }, { description: 'Queued; it is sent within moments.' }),
           ...accountErrorResponses,
-          404: errorRef('The account has no delivered or failed event of that id (a pending one is being sent already).'),
+          404: errorRef('NOT_FOUND', 'The account has no delivered or failed event of that id (a pending one is being sent already).'),
         },
       },
     },
