@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifySchemaValidationError } from 'fastify';
 import { API_ERRORS, PUBLIC_ERROR_CODES, type ErrorKind, type PublicErrorCode } from '../../errors.ts';
 
 export const ErrorSchema = Type.Object(
@@ -79,3 +80,23 @@ export const jsonBodyErrorResponses = {
   400: errorRef('BAD_REQUEST', 'The body is not valid JSON.'),
   415: errorRef('UNSUPPORTED_MEDIA_TYPE', 'The Content-Type is not application/json.'),
 };
+
+/**
+ * Whether a route's schema errors are all ones its service words better (a VIN's length, which
+ * characters, a lot id's range): each at one of `paths` by one of `keywords`, or anywhere under the
+ * body's `oneOf` (which fields go together). The document states those bounds so that a client
+ * and a validating proxy know them; the service's 422 says what is wrong in the customer's terms.
+ */
+export function leftToTheService(
+  error: Error & { validation?: FastifySchemaValidationError[] },
+  paths: readonly string[],
+  keywords: readonly string[] = ['pattern', 'minLength', 'maxLength', 'minimum', 'maximum'],
+): boolean {
+  return (error.validation ?? []).every(
+    ({ instancePath, keyword, schemaPath }) => (paths.includes(instancePath) && keywords.includes(keyword)) || schemaPath.startsWith('#/oneOf'),
+  );
+}
+
+/** A cursor as the API gives it (base64url of a position, domain/watch.ts decodeCursor): anything else is 422. */
+export const CURSOR_PATTERN = '^[A-Za-z0-9_-]+$';
+export const MAX_CURSOR_CHARS = 200;

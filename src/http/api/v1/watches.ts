@@ -1,9 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifySchemaValidationError } from 'fastify';
 import { ApiError, validationError } from '../../../errors.ts';
 import type { Watch } from '../../../domain/watch.ts';
-import { MAX_WATCHES_PAGE } from '../../../watches/watch-service.ts';
-import { errorRef, jsonBodyErrorResponses, wwwAuthenticateHeader } from '../schemas.ts';
+import { MAX_LOT_ID, MAX_WATCHES_PAGE } from '../../../watches/watch-service.ts';
+import { CURSOR_PATTERN, errorRef, jsonBodyErrorResponses, leftToTheService, MAX_CURSOR_CHARS, wwwAuthenticateHeader } from '../schemas.ts';
+import { VinField } from './search.ts';
 
 export const WatchSchema = Type.Object(
   {
@@ -16,6 +18,38 @@ export const WatchSchema = Type.Object(
   { $id: 'Watch', title: 'Watch' },
 );
 
+/**
+ * A VIN watch or a lot watch, never both, never neither: what the service takes, stated so that a
+ * generated client or a validating proxy knows it (a VIN's check digit stays the service's 422).
+ */
+const WatchBody = Type.Object(
+  {
+    vin: Type.Optional({ ...VinField, description: 'A VIN, checked as for a search. Not with auction and lot_id.' }),
+    auction: Type.Optional(Type.String({ minLength: 1, maxLength: 40, pattern: '^\\s*[A-Za-z][A-Za-z0-9_-]{0,39}\\s*$', description: 'An auction word such as `copart` or `iaai` (case ignored), with lot_id.' })),
+    lot_id: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LOT_ID, description: 'The lot at that auction, with auction.' })),
+  },
+  {
+    oneOf: [
+      { required: ['vin'], properties: { auction: false, lot_id: false } },
+      { required: ['auction', 'lot_id'], properties: { vin: false } },
+    ],
+  },
+);
+
+const WATCH_FIELDS = { vin: 'string', auction: 'string', lot_id: 'number' } as const;
+
+/**
+ * The 422 of a watch body the schema refused, unless the service words it better: a malformed
+ * field, or which fields go together. Those reach the service only with fields of the right type.
+ */
+function refuseUnlessLeftToTheService(error: Error & { validation?: FastifySchemaValidationError[] }, body: unknown): void {
+  if (!leftToTheService(error, ['/vin', '/auction', '/lot_id'])) throw error;
+  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  for (const [field, type] of Object.entries(WATCH_FIELDS)) {
+    if (fields[field] !== undefined && typeof fields[field] !== type) throw validationError(field, [`The ${field} must be of type ${type === 'number' ? 'integer' : type}.`]);
+  }
+}
+
 export const accountErrorResponses = {
   401: errorRef('UNAUTHENTICATED', 'Authorization missing, malformed, unknown or revoked. Body is exactly {"message":"Unauthenticated."}.', wwwAuthenticateHeader('vinhistory')),
   403: errorRef('LIVE_TOKEN_REQUIRED', 'A sandbox token (`vh_test_`): watches and the webhook act on live data and take only live tokens.'),
@@ -27,7 +61,7 @@ export const accountErrorResponses = {
 export function pageQuery(max: number, fallback: number) {
   return Type.Object({
     limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: `Items per page, 1 to ${max} (${fallback} unless given).`, examples: [String(fallback)] })),
-    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The `next_cursor` of the previous page.' })),
+    cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_CHARS, pattern: CURSOR_PATTERN, description: 'The `next_cursor` of the previous page, as given.' })),
   });
 }
 
@@ -52,6 +86,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       onRequest: app.authenticateAccount,
       bodyLimit: 4096,
+      attachValidation: true,
       schema: {
         tags: ['Watches'],
         summary: 'Watch a VIN or an auction lot',
@@ -61,11 +96,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '(Standard 100, Professional 500, VIP 2,000): one more is 409, as is any watch without a plan in force.',
         operationId: 'createWatch',
         security: [{ apiToken: [] }],
-        body: Type.Object({
-          vin: Type.Optional(Type.String({ maxLength: 64, description: 'A VIN (normalised and checked as for a search).' })),
-          auction: Type.Optional(Type.String({ maxLength: 40, description: 'An auction word such as `copart` or `iaai`, with lot_id.' })),
-          lot_id: Type.Optional(Type.Integer({ description: 'The lot at that auction, with auction.' })),
-        }),
+        body: WatchBody,
         response: {
           201: Type.Ref(WatchSchema, { description: 'The watch was created.' }),
           200: Type.Ref(WatchSchema, { description: 'The account already watches that VIN (or lot): the existing watch.' }),
@@ -78,6 +109,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
+      if (request.validationError) refuseUnlessLeftToTheService(request.validationError, request.body);
       const principal = request.tokenPrincipal!;
       const outcome = await watches.create(principal.accountId, { vin: request.body.vin, auction: request.body.auction, lotId: request.body.lot_id });
       switch (outcome.kind) {
@@ -112,7 +144,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
             { description: 'A page of watches.' },
           ),
           ...accountErrorResponses,
-          422: errorRef('VALIDATION_FAILED', 'limit out of range, or a cursor that is not one of ours.'),
+          422: errorRef('VALIDATION_FAILED', 'limit out of range, or a cursor that is well formed but not one of ours.'),
         },
       },
     },
@@ -137,6 +169,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
           204: Type.Null({ description: 'The watch is removed; no more events come for it.' }),
           ...accountErrorResponses,
           404: errorRef('NOT_FOUND', 'The account has no watch of that id.'),
+          422: errorRef('VALIDATION_FAILED', 'An id longer than 64 characters (no watch id is); `errors.id` says so.'),
         },
       },
     },

@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError, validationError } from '../../../errors.ts';
 import type { Delivery, WebhookEndpoint } from '../../../domain/webhook.ts';
-import { MAX_DELIVERIES_PAGE } from '../../../webhooks/webhook-service.ts';
-import { errorRef, jsonBodyErrorResponses } from '../schemas.ts';
+import { MAX_DELIVERIES_PAGE, MAX_ENDPOINT_URL_CHARS } from '../../../webhooks/webhook-service.ts';
+import { errorRef, jsonBodyErrorResponses, leftToTheService } from '../schemas.ts';
 import { accountErrorResponses, pageLimit, pageQuery } from './watches.ts';
 
 const EndpointSchema = Type.Object(
@@ -109,6 +109,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       onRequest: app.authenticateAccount,
       bodyLimit: 4096,
+      attachValidation: true,
       schema: {
         ...common,
         summary: 'Set where events go',
@@ -117,7 +118,12 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Only https:// URLs on public addresses are accepted (the address is checked again at each delivery). Saving a disabled endpoint enables it again.',
         operationId: 'setWebhook',
         body: Type.Object({
-          url: Type.String({ maxLength: 2048, description: 'Where events are POSTed: https://, a public address.' }),
+          url: Type.String({
+            minLength: 9,
+            maxLength: MAX_ENDPOINT_URL_CHARS,
+            pattern: '^\\s*[Hh][Tt][Tt][Pp][Ss]?://\\S',
+            description: 'Where events are POSTed: https:// (http:// outside production), a public address, no user name or password; the address is checked by the service (422).',
+          }),
           rotate_secret: Type.Optional(Type.Boolean({ description: 'Make a new signing secret (default false).' })),
         }),
         response: {
@@ -131,6 +137,8 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
+      // A url's length and scheme are worded by the service, as every other reason it refuses one.
+      if (request.validationError && !leftToTheService(request.validationError, ['/url'])) throw request.validationError;
       const outcome = await webhooks.setEndpoint(request.tokenPrincipal!.accountId, request.body.url, { rotateSecret: request.body.rotate_secret === true });
       if (outcome.kind === 'invalid-url') throw validationError('url', [`The url is not accepted: ${outcome.reason}.`]);
       return reply.code(outcome.kind === 'created' ? 201 : 200).send({ ...endpointJson(outcome.endpoint), secret: outcome.secret });
@@ -200,7 +208,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
             { description: 'A page of deliveries.' },
           ),
           ...accountErrorResponses,
-          422: errorRef('VALIDATION_FAILED', 'limit out of range, or a cursor that is not one of ours.'),
+          422: errorRef('VALIDATION_FAILED', 'limit out of range, or a cursor that is well formed but not one of ours.'),
         },
       },
     },
@@ -225,6 +233,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           202: Type.Object({ event_id: Type.String(), status: Type.Literal('pending') }, { description: 'Queued; it is sent within moments.' }),
           ...accountErrorResponses,
           404: errorRef('NOT_FOUND', 'The account has no delivered or failed event of that id (a pending one is being sent already).'),
+          422: errorRef('VALIDATION_FAILED', 'An event id longer than 64 characters (no event id is); `errors.event_id` says so.'),
         },
       },
     },
