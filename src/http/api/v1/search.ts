@@ -23,6 +23,7 @@ export const IdempotencyHeaders = Type.Object({
       description: 'Optional: 1 to 255 visible ASCII characters (surrounding spaces ignored). Repeating a key with the same VIN within 24 hours returns the same report and is not counted again.',
       minLength: 1,
       pattern: '^\\s*[\\x21-\\x7E]{1,255}\\s*$',
+      examples: ['order-42'],
     }),
   ),
 });

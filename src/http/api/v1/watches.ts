@@ -25,7 +25,7 @@ export const WatchSchema = Type.Object(
 const WatchBody = Type.Object(
   {
     vin: Type.Optional({ ...VinField, description: 'A VIN, checked as for a search. Not with auction and lot_id.' }),
-    auction: Type.Optional(Type.String({ minLength: 1, maxLength: 40, pattern: '^\\s*[A-Za-z][A-Za-z0-9_-]{0,39}\\s*$', description: 'An auction word such as `copart` or `iaai` (case ignored), with lot_id.' })),
+    auction: Type.Optional(Type.String({ minLength: 1, maxLength: 40, pattern: '^\\s*[A-Za-z][A-Za-z0-9_-]{0,39}\\s*$', description: 'An auction word such as `copart` or `iaai` (case ignored), with lot_id.', examples: ['copart', 'IAAI'] })),
     lot_id: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LOT_ID, description: 'The lot at that auction, with auction.' })),
   },
   {
@@ -57,20 +57,21 @@ export const accountErrorResponses = {
   '5xx': errorRef('INTERNAL', 'A fault of the service. The message carries a request id and no internals.'),
 };
 
-/** Query strings are not coerced (the app's Ajv has coerceTypes off): a page size is digits, checked here. */
-export function pageQuery(max: number, fallback: number) {
+/**
+ * Query strings are not coerced (the app's Ajv has coerceTypes off): a page size is the digits of
+ * a whole number from 1 to 100, as a pattern that says exactly that, so that a page size the
+ * document allows is one the service takes.
+ */
+export function pageQuery(max: 100, fallback: number) {
   return Type.Object({
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: `Items per page, 1 to ${max} (${fallback} unless given).`, examples: [String(fallback)] })),
+    limit: Type.Optional(Type.String({ pattern: '^(?:[1-9][0-9]?|100)$', description: `Items per page, 1 to ${max} (${fallback} unless given).`, examples: [String(fallback), '1', String(max)] })),
     cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_CHARS, pattern: CURSOR_PATTERN, description: 'The `next_cursor` of the previous page, as given.' })),
   });
 }
 
-/** The page size asked for, or 422 naming `limit`. */
-export function pageLimit(value: string | undefined, max: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  const limit = Number(value);
-  if (limit < 1 || limit > max) throw validationError('limit', [`limit must be a whole number from 1 to ${max}.`]);
-  return limit;
+/** The page size asked for: the schema's pattern holds it to 1..100. */
+export function pageLimit(value: string | undefined, fallback: number): number {
+  return value === undefined ? fallback : Number(value);
 }
 
 export function watchJson(watch: Watch) {
@@ -149,7 +150,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const outcome = await watches.list(request.tokenPrincipal!.accountId, { limit: pageLimit(request.query.limit, MAX_WATCHES_PAGE, 50), cursor: request.query.cursor });
+      const outcome = await watches.list(request.tokenPrincipal!.accountId, { limit: pageLimit(request.query.limit, 50), cursor: request.query.cursor });
       if (outcome.kind === 'bad-cursor') throw validationError('cursor', ['The cursor is not one this API gave; start again without it.']);
       return { data: outcome.page.items.map(watchJson), next_cursor: outcome.page.nextCursor };
     },

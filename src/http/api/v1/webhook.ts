@@ -123,6 +123,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
             maxLength: MAX_ENDPOINT_URL_CHARS,
             pattern: '^\\s*[Hh][Tt][Tt][Pp][Ss]?://\\S',
             description: 'Where events are POSTed: https:// (http:// outside production), a public address, no user name or password; the address is checked by the service (422).',
+            examples: ['https://hooks.example.com/vinhistory'],
           }),
           rotate_secret: Type.Optional(Type.Boolean({ description: 'Make a new signing secret (default false).' })),
         }),
@@ -213,7 +214,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const outcome = await webhooks.listDeliveries(request.tokenPrincipal!.accountId, { limit: pageLimit(request.query.limit, MAX_DELIVERIES_PAGE, 20), cursor: request.query.cursor });
+      const outcome = await webhooks.listDeliveries(request.tokenPrincipal!.accountId, { limit: pageLimit(request.query.limit, 20), cursor: request.query.cursor });
       if (outcome.kind === 'bad-cursor') throw validationError('cursor', ['The cursor is not one this API gave; start again without it.']);
       return { data: outcome.page.items.map(deliveryJson), next_cursor: outcome.page.nextCursor };
     },
