@@ -163,6 +163,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['Watches'],
         summary: 'Stop watching',
+        description: 'Removes a watch of the account: no more events come for it. Another account\'s watch is answered as one that does not exist (404).',
         operationId: 'deleteWatch',
         security: [{ apiToken: [] }],
         params: Type.Object({ id: Type.String({ maxLength: 64, description: 'The watch id (`wch_...`).' }) }),

@@ -153,6 +153,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         ...common,
         summary: "The account's webhook endpoint",
+        description: 'The endpoint events go to, whether it is enabled, and the first characters of its signing secret (never the secret).',
         operationId: 'getWebhook',
         response: {
           200: Type.Ref(EndpointSchema, { description: 'The endpoint (never its secret).' }),
