@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifySchemaValidationError } from 'fastify';
 import { ReportSchema } from '../../../domain/report.ts';
-import { errorRef, retryAfterHeader, SEARCH_LIMITED, searchErrorResponses } from '../schemas.ts';
+import { errorRef, leftToTheService, retryAfterHeader, SEARCH_LIMITED, searchErrorResponses } from '../schemas.ts';
 import { answerSearch } from './search-answer.ts';
 import { IdempotencyHeaders, limitHeaders, replayedHeader } from './search.ts';
 
@@ -28,12 +27,7 @@ const LotParams = Type.Object({
  * A malformed auction or lot id (pattern, length) is left to the search service, whose messages
  * say what is wrong and list the known auctions, under errors.auction or errors.lot_id.
  */
-const SERVICE_CHECKED = new Set(['/auction', '/lot_id', '/idempotency-key']);
-function leftToTheService(error: Error & { validation?: FastifySchemaValidationError[] }): boolean {
-  return (error.validation ?? []).every(
-    ({ instancePath, keyword }) => SERVICE_CHECKED.has(instancePath) && ['pattern', 'minLength', 'maxLength'].includes(keyword),
-  );
-}
+const SERVICE_CHECKED = ['/auction', '/lot_id', '/idempotency-key'];
 
 /** Lookup by lot: the same Report, checks, counting, headers and Idempotency-Key rule as a search by VIN. */
 const lotRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -66,7 +60,7 @@ const lotRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (request.validationError && !leftToTheService(request.validationError)) throw request.validationError;
+      if (request.validationError && !leftToTheService(request.validationError, SERVICE_CHECKED, ['pattern', 'minLength', 'maxLength'])) throw request.validationError;
       const { auction, lot_id: lotId } = request.params;
       return answerSearch(reply, await app.services.search.searchByLot(request.principal!, auction, lotId, request.headers['idempotency-key']));
     },
