@@ -117,8 +117,6 @@ export const API_ERRORS = {
 } as const satisfies Record<string, { status: number; code: string | null; meaning: string; action: string }>;
 
 export type ErrorKind = keyof typeof API_ERRORS;
-/** @deprecated name kept for callers written before the public codes: an ErrorKind. */
-export type ErrorCode = ErrorKind;
 
 /** The public codes an error body can carry, in the table's order. */
 export type PublicErrorCode = NonNullable<(typeof API_ERRORS)[ErrorKind]['code']>;
@@ -148,11 +146,6 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
     this.statusCode = API_ERRORS[kind].status;
-  }
-
-  /** The public code of the body, or null for the 401 (whose body the contract fixes without one). */
-  get code(): PublicErrorCode | null {
-    return API_ERRORS[this.kind].code;
   }
 }
 
