@@ -4,7 +4,7 @@ import type { Repositories } from '../storage/repositories/index.ts';
 
 export const MAX_WATCHES_PAGE = 100;
 const AUCTION = /^[a-z][a-z0-9_-]{0,39}$/;
-const MAX_LOT_ID = 2_147_483_647;
+export const MAX_LOT_ID = 2_147_483_647;
 
 /** What a customer asked to watch, as sent: a VIN, or an auction and a lot id. */
 export interface WatchRequest {

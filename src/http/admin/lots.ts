@@ -101,15 +101,15 @@ const adminLotsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: LotsBodySchema,
         response: {
           200: Type.Ref(AdminImportResultSchema, { description: 'The upload was read to its end: what was stored and what was skipped.' }),
-          400: errorRef('The body stopped before its end (the connection broke); the lots before the break are stored, as the message says.'),
+          400: errorRef('BAD_REQUEST', 'The body stopped before its end (the connection broke); the lots before the break are stored, as the message says.'),
           401: errorRef(
-            'No operator token, or an unknown or revoked one (a customer token is not an operator token). Body is exactly {"message":"Unauthenticated."}.',
+            'UNAUTHENTICATED', 'No operator token, or an unknown or revoked one (a customer token is not an operator token). Body is exactly {"message":"Unauthenticated."}.',
             wwwAuthenticateHeader('vinhistory-admin'),
           ),
-          413: errorRef(`The body is larger than ${ADMIN_LOTS_BODY_LIMIT} bytes. When that is only found out while reading (no Content-Length), the lots before are stored and the message says how many.`),
-          415: errorRef('The Content-Type is not application/x-ndjson.'),
-          422: errorRef('The body is empty, or is not NDJSON at all (an HTML page, a CSV file).'),
-          '5xx': errorRef('A fault of the service (the database stopped, for one). Lots of the batches stored before stay stored.'),
+          413: errorRef('PAYLOAD_TOO_LARGE', `The body is larger than ${ADMIN_LOTS_BODY_LIMIT} bytes. When that is only found out while reading (no Content-Length), the lots before are stored and the message says how many.`),
+          415: errorRef('UNSUPPORTED_MEDIA_TYPE', 'The Content-Type is not application/x-ndjson.'),
+          422: errorRef('VALIDATION_FAILED', 'The body is empty, or is not NDJSON at all (an HTML page, a CSV file).'),
+          '5xx': errorRef('INTERNAL', 'A fault of the service (the database stopped, for one). Lots of the batches stored before stay stored.'),
         },
       },
       // The body schema documents the stream; it is not a value to validate.

@@ -30,8 +30,9 @@ declare module 'fastify' {
      */
     authenticateSearch: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     /**
-     * onRequest hook: a live API token, with or without a subscription in force, or 401: for what
-     * an account manages rather than buys (its watches, its webhook endpoint and deliveries).
+     * onRequest hook: a live API token, with or without a subscription in force, else 401 (403 for
+     * a sandbox token): for what an account manages rather than buys (its watches, its webhook
+     * endpoint and deliveries).
      */
     authenticateAccount: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
@@ -48,6 +49,10 @@ export const subscriptionRequiredError = (): ApiError =>
     'SUBSCRIPTION_REQUIRED',
     'Your account has no active subscription (expired, cancelled or unpaid). Buy or renew a plan in your personal account to search again.',
   );
+
+/** The 403 for a sandbox token on what acts on live data (watches, the webhook). */
+export const liveTokenRequiredError = (): ApiError =>
+  new ApiError('LIVE_TOKEN_REQUIRED', 'A sandbox token cannot use watches or the webhook: they act on live data. Use a live token (vh_live_) of the account.');
 
 /**
  * Authentication runs as an onRequest hook, before the body is read or validated, because the
@@ -77,7 +82,11 @@ export default fp(
     };
     // What an account manages (watches, its webhook) is read afresh: nothing re-checks it later.
     app.decorate('authenticateAccount', async (request: FastifyRequest) => {
-      request.tokenPrincipal = await principalOf(request, false);
+      const principal = await principalOf(request, false);
+      // Watches and the webhook act on live lots and the account's live endpoint: a sandbox token,
+      // which sees only the test catalogue, must not set them, nor read live lots in the deliveries.
+      if (principal.sandbox) throw liveTokenRequiredError();
+      request.tokenPrincipal = principal;
     });
     const customer = (cached: boolean) => async (request: FastifyRequest) => {
       const principal = await principalOf(request, cached);

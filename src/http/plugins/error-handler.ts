@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, DATABASE_BUSY_MESSAGE, DATABASE_BUSY_RETRY_AFTER_SECONDS, ERROR_STATUS } from '../../errors.ts';
+import { API_ERRORS, ApiError, DATABASE_BUSY_MESSAGE, DATABASE_BUSY_RETRY_AFTER_SECONDS, kindOfStatus, type ErrorKind } from '../../errors.ts';
 import { isDatabaseBusy } from '../../storage/database.ts';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -32,8 +32,11 @@ export function validationErrorsByField(errors: AjvError[], context: string | un
   return byField;
 }
 
-function sendError(reply: FastifyReply, status: number, message: string, errors?: Record<string, string[]>) {
-  return reply.code(status).type('application/json; charset=utf-8').send(errors ? { message, errors } : { message });
+/** An error of the closed set (errors.ts): its status, and `{ code, message }` (the 401 without a code). */
+function sendError(reply: FastifyReply, kind: ErrorKind, message: string, errors?: Record<string, string[]>) {
+  const { status, code } = API_ERRORS[kind];
+  const body = { ...(code === null ? {} : { code }), message, ...(errors ? { errors } : {}) };
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
 /**
@@ -50,7 +53,7 @@ async function principalRefusalFirst(error: FastifyError | ApiError, request: Fa
 }
 
 /**
- * Every error leaves as `{ message }` JSON with the status of the closed set in errors.ts. Faults
+ * Every error leaves as `{ code, message }` JSON with the status and code of the closed set in errors.ts. Faults
  * of the service (5xx) are logged with the request id and answered without internals.
  */
 export default fp(
@@ -59,37 +62,37 @@ export default fp(
       const error = await principalRefusalFirst(thrown, request);
       if (error instanceof ApiError) {
         if (error.options.headers) reply.headers(error.options.headers);
-        return sendError(reply, error.statusCode, error.message, error.options.errors);
+        return sendError(reply, error.kind, error.message, error.options.errors);
       }
       if (error.validation) {
         const errors = validationErrorsByField(error.validation, error.validationContext);
         const first = Object.values(errors)[0]?.[0] ?? 'The request is invalid.';
-        return sendError(reply, ERROR_STATUS.VALIDATION_FAILED, first, errors);
+        return sendError(reply, 'VALIDATION_FAILED', first, errors);
       }
       switch (error.code) {
         case 'FST_ERR_CTP_BODY_TOO_LARGE':
-          return sendError(reply, ERROR_STATUS.PAYLOAD_TOO_LARGE, `The request body is too large; the limit is ${request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit} bytes.`);
+          return sendError(reply, 'PAYLOAD_TOO_LARGE', `The request body is too large; the limit is ${request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit} bytes.`);
         case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-          return sendError(reply, ERROR_STATUS.UNSUPPORTED_MEDIA_TYPE, 'Unsupported Content-Type: send the body as application/json.');
+          return sendError(reply, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported Content-Type: send the body as application/json.');
         case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-          return sendError(reply, ERROR_STATUS.VALIDATION_FAILED, 'The request body is empty; send a JSON object.', {
+          return sendError(reply, 'VALIDATION_FAILED', 'The request body is empty; send a JSON object.', {
             body: ['The request body is empty; send a JSON object.'],
           });
         case 'FST_ERR_CTP_INVALID_JSON_BODY':
-          return sendError(reply, ERROR_STATUS.BAD_REQUEST, 'The request body is not valid JSON.');
+          return sendError(reply, 'BAD_REQUEST', 'The request body is not valid JSON.');
       }
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-        return sendError(reply, error.statusCode, error.message);
+        // A client error Fastify decided (a malformed Content-Length, say): the kind of its status.
+        return sendError(reply, kindOfStatus(error.statusCode), error.message);
       }
       // Contention, not a fault: a CLI import holds the write lock for one batch at a time.
       if (isDatabaseBusy(error)) {
         request.log.warn({ err: error }, 'database busy');
         reply.header('retry-after', String(DATABASE_BUSY_RETRY_AFTER_SECONDS));
-        return sendError(reply, ERROR_STATUS.DATABASE_BUSY, DATABASE_BUSY_MESSAGE);
+        return sendError(reply, 'DATABASE_BUSY', DATABASE_BUSY_MESSAGE);
       }
       request.log.error({ err: error }, 'request failed');
-      const status = error.statusCode !== undefined && error.statusCode >= 500 ? error.statusCode : ERROR_STATUS.INTERNAL;
-      return sendError(reply, status, `Internal error. If it persists, contact support quoting request id ${request.id}.`);
+      return sendError(reply, 'INTERNAL', `Internal error. If it persists, contact support quoting request id ${request.id}.`);
     });
 
     /**
@@ -115,11 +118,11 @@ export default fp(
       const api = isApiPath(path);
       if (allowed.length > 0 && (api || request.method === 'QUERY')) {
         reply.header('allow', allowed.join(', '));
-        return sendError(reply, ERROR_STATUS.METHOD_NOT_ALLOWED, `Method ${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`);
+        return sendError(reply, 'METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`);
       }
       if (api) {
         const reference = path === '/admin' || path.startsWith('/admin/') ? '/admin/v1/openapi.json' : '/docs';
-        return sendError(reply, ERROR_STATUS.ROUTE_NOT_FOUND, `No API endpoint at ${request.method} ${path}. The API reference is at ${reference}.`);
+        return sendError(reply, 'ROUTE_NOT_FOUND', `No API endpoint at ${request.method} ${path}. The API reference is at ${reference}.`);
       }
       return app.renderNotFoundPage(request, reply);
     };

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
-import { ErrorSchema } from '../api/schemas.ts';
+import { codesSentence, ErrorSchema } from '../api/schemas.ts';
 import { ReportSchema } from '../../domain/report.ts';
 import { LotSchema } from '../../domain/lot.ts';
 
@@ -15,6 +15,15 @@ interface Audience {
   tags: { name: string; description: string }[];
 }
 
+/**
+ * The two answers of a request no operation takes (http/plugins/error-handler.ts), told in the
+ * document's description: no operation can refer to them, and a component nothing refers to is
+ * lint (Redocly's and Spectral's unused-component rules).
+ */
+const UNROUTED_ANSWERS = (prefix: string) =>
+  `A documented path asked with another method (QUERY and HEAD included) answers 405 with \`Allow\` (the methods it answers) and an \`Error\` body, ${codesSentence(['METHOD_NOT_ALLOWED']).toLowerCase()} ` +
+  `An unknown path under ${prefix} answers a JSON 404 \`Error\`, ${codesSentence(['ROUTE_NOT_FOUND']).toLowerCase()}`;
+
 const CUSTOMERS: Audience = {
   pathPrefix: '/api/',
   title: 'vinhistory API',
@@ -22,8 +31,9 @@ const CUSTOMERS: Audience = {
     'Vehicle auction history by VIN: every known auction lot (damage, odometer, sale price, repair cost, retail value, location, photos) and a shareable report page.\n\n' +
     'Send your API token in the Authorization header, bare (`Authorization: vh_live_...`) or with the Bearer scheme. ' +
     'A sandbox token (`vh_test_...`) searches only the documented sandbox catalogue of test vehicles, answers exactly as a live token does, and is never counted.\n\n' +
-    'Every answer carries `X-Request-Id`; quote it to support. A documented path asked with another method answers 405 with `Allow` ' +
-    '(`#/components/responses/MethodNotAllowed`); an unknown path under /api/ answers a JSON 404 (`#/components/responses/NotFound`).',
+    'Every answer carries `X-Request-Id`; quote it to support. ' +
+    UNROUTED_ANSWERS('/api/') +
+    '\n\nEvery error body is an `Error`: a `code` of a closed set (the schema lists them; each response names the ones it may carry) and a `message`; only the 401 has no code.',
   securityScheme: 'apiToken',
   tags: [
     { name: 'Search', description: 'Look up the auction history of a VIN, or of the vehicle of an auction lot. Counted against the monthly quota.' },
@@ -38,8 +48,9 @@ const OPERATORS: Audience = {
   title: 'vinhistory operators API',
   description:
     "The operator's API: loading auction lots. Not for customers: every operation needs an operator token (`vh_op_...`, made with `vinhistory operator-tokens create`).\n\n" +
-    'Every answer carries `X-Request-Id`. A documented path asked with another method answers 405 with `Allow` ' +
-    '(`#/components/responses/MethodNotAllowed`); an unknown path under /admin/ answers a JSON 404 (`#/components/responses/NotFound`).',
+    'Every answer carries `X-Request-Id`. ' +
+    UNROUTED_ANSWERS('/admin/') +
+    '\n\nEvery error body is an `Error`: a `code` of a closed set and a `message`; only the 401 has no code.',
   securityScheme: 'operatorToken',
   tags: [{ name: 'Admin', description: 'Loading auction lots from scrapers and partners.' }],
 };
@@ -63,23 +74,6 @@ const SECURITY_SCHEMES = {
 const REQUEST_ID_HEADER = {
   description: 'The id of this request in the service logs; quote it to support. Echoes the request\'s X-Request-Id when one was sent.',
   schema: { type: 'string' },
-};
-
-/** The two answers of a request no operation takes (http/plugins/error-handler.ts). */
-const UNROUTED_RESPONSES = {
-  MethodNotAllowed: {
-    description: 'The path exists, but not for this method (QUERY and HEAD included).',
-    headers: {
-      Allow: { description: 'The methods the path answers, e.g. `GET, POST`.', schema: { type: 'string' } },
-      'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
-    },
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-  },
-  NotFound: {
-    description: 'No operation at this path.',
-    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-  },
 };
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -136,7 +130,7 @@ export function documentFor(full: Json, audience: Audience, publicBaseUrl: strin
   );
   const components = isObject(full.components) ? full.components : {};
   const allSchemas = isObject(components.schemas) ? components.schemas : {};
-  const used = referencedSchemas([paths, UNROUTED_RESPONSES], allSchemas);
+  const used = referencedSchemas([paths], allSchemas);
   return {
     openapi: full.openapi,
     info: {
@@ -153,7 +147,6 @@ export function documentFor(full: Json, audience: Audience, publicBaseUrl: strin
       securitySchemes: { [audience.securityScheme]: SECURITY_SCHEMES[audience.securityScheme] },
       schemas: Object.fromEntries(Object.entries(allSchemas).filter(([name]) => used.has(name))),
       headers: { 'X-Request-Id': REQUEST_ID_HEADER },
-      responses: UNROUTED_RESPONSES,
     },
   };
 }

@@ -111,7 +111,7 @@ describe.each(DIALECTS)('POST /admin/v1/lots on %s', (dialect) => {
   it('answers 415 for another content type, and 422 for an empty body or one that is not NDJSON', async () => {
     const json = await post(JSON.stringify(makeLot({ vin })), { 'content-type': 'application/json' });
     expect(json.statusCode).toBe(415);
-    expect(json.json()).toEqual({ message: 'Unsupported Content-Type application/json: send the lots as NDJSON, one JSON object per line, with Content-Type: application/x-ndjson.' });
+    expect(json.json()).toEqual({ code: 'unsupported_media_type', message: 'Unsupported Content-Type application/json: send the lots as NDJSON, one JSON object per line, with Content-Type: application/x-ndjson.' });
 
     const empty = await post('');
     expect(empty.statusCode).toBe(422);
@@ -120,6 +120,7 @@ describe.each(DIALECTS)('POST /admin/v1/lots on %s', (dialect) => {
     const html = await post(readFileSync(fixture('copart/bot-wall.csv')));
     expect(html.statusCode).toBe(422);
     expect(html.json()).toEqual({
+      code: 'invalid_request',
       message: 'The request body looks like an HTML page (a bot wall or a login page?), not CSV or JSON.',
       errors: { body: ['The request body looks like an HTML page (a bot wall or a login page?), not CSV or JSON.'] },
     });

@@ -63,7 +63,7 @@ describe('a busy SQLite database', () => {
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('1');
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.json()).toEqual({ message: expect.stringMatching(/busy.*try again/i) });
+    expect(res.json()).toEqual({ code: 'service_busy', message: expect.stringMatching(/busy.*try again/i) });
     expect(await repos.searches.countForAccount(customer.accountId)).toBe(0);
 
     const after = await app.inject({ method: 'POST', url: '/api/v1/search', headers: { authorization: customer.token }, payload: { vin } });
@@ -153,7 +153,7 @@ describe.runIf(TEST_POSTGRES_URL)('a busy PostgreSQL database', () => {
     const elapsed = performance.now() - started;
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('1');
-    expect(res.json()).toEqual({ message: expect.stringMatching(/busy.*try again/i) });
+    expect(res.json()).toEqual({ code: 'service_busy', message: expect.stringMatching(/busy.*try again/i) });
     // It waited for the lock (lock_timeout), then gave up at once instead of hanging.
     expect(elapsed).toBeGreaterThanOrEqual(LOCK_TIMEOUT_MS - 50);
     expect(elapsed).toBeLessThan(LOCK_TIMEOUT_MS + 3000);

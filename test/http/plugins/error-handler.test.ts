@@ -14,7 +14,7 @@ describe('wrong methods and unknown paths', () => {
       expect(res.statusCode, method).toBe(405);
       expect(res.headers.allow).toBe('POST');
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(res.json().message).toMatch(/not allowed/);
+      expect(res.json()).toEqual({ code: 'method_not_allowed', message: expect.stringMatching(/not allowed/) });
     }
   });
 
@@ -23,7 +23,7 @@ describe('wrong methods and unknown paths', () => {
       const res = await t.app.inject({ url });
       expect(res.statusCode, url).toBe(404);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(typeof res.json().message).toBe('string');
+      expect(res.json()).toEqual({ code: 'route_not_found', message: expect.stringContaining('/admin/v1/openapi.json') });
     }
   });
 
@@ -43,6 +43,20 @@ describe('wrong methods and unknown paths', () => {
         expect(res.statusCode, url).toBe(404);
       }
     }
+  });
+
+  it('gives every error body of the API a code beside its message, and the 401 exactly its contract body', async () => {
+    const unauthenticated = await t.app.inject({ url: '/api/v1/watches' });
+    expect(unauthenticated.statusCode).toBe(401);
+    expect(unauthenticated.body).toBe('{"message":"Unauthenticated."}');
+    const adminUnauthenticated = await t.app.inject({ method: 'POST', url: '/admin/v1/lots', headers: { authorization: 'vh_op_nothing' } });
+    expect(adminUnauthenticated.statusCode).toBe(401);
+    expect(adminUnauthenticated.body).toBe('{"message":"Unauthenticated."}');
+    const unknown = await t.app.inject({ url: '/api/v1/nothing' });
+    expect(unknown.json()).toEqual({ code: 'route_not_found', message: 'No API endpoint at GET /api/v1/nothing. The API reference is at /docs.' });
+    const wrongMethod = await t.app.inject({ method: 'DELETE', url: '/api/v1/search' });
+    expect(wrongMethod.statusCode).toBe(405);
+    expect(wrongMethod.json()).toEqual({ code: 'method_not_allowed', message: 'Method DELETE is not allowed on /api/v1/search; use GET or POST.' });
   });
 
   it('keeps the HTML not-found page for the website', async () => {

@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifySchemaValidationError } from 'fastify';
 import { ReportSchema } from '../../../domain/report.ts';
-import { errorRef, retryAfterHeader, searchErrorResponses } from '../schemas.ts';
+import { errorRef, leftToTheService, retryAfterHeader, SEARCH_LIMITED, searchErrorResponses } from '../schemas.ts';
 import { answerSearch } from './search-answer.ts';
 import { IdempotencyHeaders, limitHeaders, replayedHeader } from './search.ts';
 
@@ -28,12 +27,7 @@ const LotParams = Type.Object({
  * A malformed auction or lot id (pattern, length) is left to the search service, whose messages
  * say what is wrong and list the known auctions, under errors.auction or errors.lot_id.
  */
-const SERVICE_CHECKED = new Set(['/auction', '/lot_id', '/idempotency-key']);
-function leftToTheService(error: Error & { validation?: FastifySchemaValidationError[] }): boolean {
-  return (error.validation ?? []).every(
-    ({ instancePath, keyword }) => SERVICE_CHECKED.has(instancePath) && ['pattern', 'minLength', 'maxLength'].includes(keyword),
-  );
-}
+const SERVICE_CHECKED = ['/auction', '/lot_id', '/idempotency-key'];
 
 /** Lookup by lot: the same Report, checks, counting, headers and Idempotency-Key rule as a search by VIN. */
 const lotRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -59,14 +53,14 @@ const lotRoutes: FastifyPluginAsyncTypebox = async (app) => {
             description: "The report of the lot's vehicle: every known lot of its VIN, newest sale first, and the link to its page.",
             headers: { ...limitHeaders, ...replayedHeader },
           }),
-          404: errorRef('The auction and lot id are well formed but no such lot is known. Counts against the quota.', { ...limitHeaders, ...replayedHeader }),
-          422: errorRef('An unknown auction (errors.auction lists the known ones), a malformed lot id (errors.lot_id), or a bad Idempotency-Key.'),
-          429: errorRef(searchErrorResponses[429].description!, { ...limitHeaders, ...retryAfterHeader }),
+          404: errorRef('NO_RECORDS', 'The auction and lot id are well formed but no such lot is known. Counts against the quota.', { ...limitHeaders, ...replayedHeader }),
+          422: errorRef(['VALIDATION_FAILED', 'IDEMPOTENCY_CONFLICT'], 'An unknown auction (errors.auction lists the known ones), a malformed lot id (errors.lot_id), a malformed Idempotency-Key, or one used for another search in the last 24 hours.'),
+          429: errorRef(['RATE_LIMITED', 'QUOTA_EXCEEDED'], SEARCH_LIMITED, { ...limitHeaders, ...retryAfterHeader }),
         },
       },
     },
     async (request, reply) => {
-      if (request.validationError && !leftToTheService(request.validationError)) throw request.validationError;
+      if (request.validationError && !leftToTheService(request.validationError, SERVICE_CHECKED, ['pattern', 'minLength', 'maxLength'])) throw request.validationError;
       const { auction, lot_id: lotId } = request.params;
       return answerSearch(reply, await app.services.search.searchByLot(request.principal!, auction, lotId, request.headers['idempotency-key']));
     },

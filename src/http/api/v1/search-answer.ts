@@ -46,7 +46,7 @@ export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): Fasti
     case 'idempotency_conflict':
       throw validationError('Idempotency-Key', [
         `This Idempotency-Key was used for ${outcome.original} in the last 24 hours; use a new key for another search.`,
-      ]);
+      ], 'IDEMPOTENCY_CONFLICT');
     case 'invalid_input':
       throw validationError(outcome.field, outcome.messages);
     case 'unauthenticated':

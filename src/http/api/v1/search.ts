@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifySchemaValidationError } from 'fastify';
 import { ReportSchema } from '../../../domain/report.ts';
-import { errorRef, jsonBodyErrorResponses, retryAfterHeader, searchErrorResponses, type HeaderDoc } from '../schemas.ts';
+import { errorRef, jsonBodyErrorResponses, leftToTheService, retryAfterHeader, SEARCH_LIMITED, SEARCH_NO_RECORDS, searchErrorResponses, type HeaderDoc } from '../schemas.ts';
 import { answerSearch } from './search-answer.ts';
 
 /**
@@ -10,7 +10,7 @@ import { answerSearch } from './search-answer.ts';
  * case, surrounding white space ignored (`\s` is the set String.prototype.trim removes). The check
  * digit of North American VINs is beyond a pattern: the service checks it (422).
  */
-const VinField = Type.String({
+export const VinField = Type.String({
   description: 'The VIN: 17 characters of 0-9 A-H J-N P R-Z (never I, O or Q), case and surrounding spaces ignored. North American VINs (first character 1-5) must carry a valid check digit.',
   minLength: 17,
   pattern: '^\\s*[0-9A-HJ-NPR-Za-hj-npr-z]{17}\\s*$',
@@ -23,6 +23,7 @@ export const IdempotencyHeaders = Type.Object({
       description: 'Optional: 1 to 255 visible ASCII characters (surrounding spaces ignored). Repeating a key with the same VIN within 24 hours returns the same report and is not counted again.',
       minLength: 1,
       pattern: '^\\s*[\\x21-\\x7E]{1,255}\\s*$',
+      examples: ['order-42'],
     }),
   ),
 });
@@ -32,12 +33,8 @@ export const IdempotencyHeaders = Type.Object({
  * messages say what is wrong (wrong length, which characters) where the schema's would only quote
  * the pattern; the schema still refuses what is not a string at all.
  */
-const SERVICE_CHECKED = new Set(['/vin', '/idempotency-key']);
-function leftToTheService(error: Error & { validation?: FastifySchemaValidationError[] }): boolean {
-  return (error.validation ?? []).every(
-    ({ instancePath, keyword }) => SERVICE_CHECKED.has(instancePath) && ['pattern', 'minLength', 'maxLength'].includes(keyword),
-  );
-}
+const SERVICE_CHECKED = ['/vin', '/idempotency-key'];
+const leftToSearch = (error: Error & { validation?: FastifySchemaValidationError[] }) => leftToTheService(error, SERVICE_CHECKED, ['pattern', 'minLength', 'maxLength']);
 
 /** Documented on every search response that reports the limits (200, 404, 429). */
 export const limitHeaders: Record<string, HeaderDoc> = {
@@ -62,8 +59,8 @@ const common = {
       description: 'The report: every known lot, newest sale first, and the link to its page.',
       headers: { ...limitHeaders, ...replayedHeader },
     }),
-    404: errorRef(searchErrorResponses[404].description!, { ...limitHeaders, ...replayedHeader }),
-    429: errorRef(searchErrorResponses[429].description!, { ...limitHeaders, ...retryAfterHeader }),
+    404: errorRef('NO_RECORDS', SEARCH_NO_RECORDS, { ...limitHeaders, ...replayedHeader }),
+    429: errorRef(['RATE_LIMITED', 'QUOTA_EXCEEDED'], SEARCH_LIMITED, { ...limitHeaders, ...retryAfterHeader }),
   },
 };
 
@@ -84,7 +81,7 @@ const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (request.validationError && !leftToTheService(request.validationError)) throw request.validationError;
+      if (request.validationError && !leftToSearch(request.validationError)) throw request.validationError;
       return answerSearch(reply, await app.services.search.search(request.principal!, request.body.vin, request.headers['idempotency-key']));
     },
   );
@@ -103,7 +100,7 @@ const searchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (request.validationError && !leftToTheService(request.validationError)) throw request.validationError;
+      if (request.validationError && !leftToSearch(request.validationError)) throw request.validationError;
       return answerSearch(reply, await app.services.search.search(request.principal!, request.query.vin, request.headers['idempotency-key']));
     },
   );

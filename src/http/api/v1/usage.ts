@@ -34,7 +34,7 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: {
           200: Type.Ref(UsageSchema, { description: "The account's plan, its limits and what is used of them in the current billing period." }),
           ...authErrorResponses,
-          429: errorRef(`More than ${usageCalls.perSecond} usage calls in one second; see Retry-After.`, retryAfterHeader),
+          429: errorRef('RATE_LIMITED', `More than ${usageCalls.perSecond} usage calls in one second; see Retry-After.`, retryAfterHeader),
         },
       },
     },

@@ -3,8 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError, validationError } from '../../../errors.ts';
 import type { Delivery, WebhookEndpoint } from '../../../domain/webhook.ts';
 import { retryAfter } from '../../../limits/limit-headers.ts';
-import { MAX_DELIVERIES_PAGE, PINGS_PER_ACCOUNT } from '../../../webhooks/webhook-service.ts';
-import { errorRef, jsonBodyErrorResponses, retryAfterHeader } from '../schemas.ts';
+import { MAX_DELIVERIES_PAGE, MAX_ENDPOINT_URL_CHARS, PINGS_PER_ACCOUNT } from '../../../webhooks/webhook-service.ts';
+import { errorRef, jsonBodyErrorResponses, leftToTheService, retryAfterHeader } from '../schemas.ts';
 import { accountErrorResponses, pageLimit, pageQuery } from './watches.ts';
 
 const EndpointSchema = Type.Object(
@@ -110,6 +110,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       onRequest: app.authenticateAccount,
       bodyLimit: 4096,
+      attachValidation: true,
       schema: {
         ...common,
         summary: 'Set where events go',
@@ -118,7 +119,13 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Only https:// URLs on public addresses are accepted (the address is checked again at each delivery). Saving a disabled endpoint enables it again.',
         operationId: 'setWebhook',
         body: Type.Object({
-          url: Type.String({ maxLength: 2048, description: 'Where events are POSTed: https://, a public address.' }),
+          url: Type.String({
+            minLength: 9,
+            maxLength: MAX_ENDPOINT_URL_CHARS,
+            pattern: '^\\s*[Hh][Tt][Tt][Pp][Ss]?://\\S',
+            description: 'Where events are POSTed: https:// (http:// outside production), a public address, no user name or password; the address is checked by the service (422).',
+            examples: ['https://hooks.example.com/vinhistory'],
+          }),
           rotate_secret: Type.Optional(Type.Boolean({ description: 'Make a new signing secret (default false).' })),
         }),
         response: {
@@ -126,12 +133,14 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           200: SetAnswer('The endpoint is updated; the secret with a rotation, else null.'),
           ...accountErrorResponses,
           ...jsonBodyErrorResponses,
-          413: errorRef('Request body too large (the limit is 4 KiB).'),
-          422: errorRef('url missing, not https://, with credentials, or a non-public address; `errors.url` says why.'),
+          413: errorRef('PAYLOAD_TOO_LARGE', 'Request body too large (the limit is 4 KiB).'),
+          422: errorRef('VALIDATION_FAILED', 'url missing, not https://, with credentials, or a non-public address; `errors.url` says why.'),
         },
       },
     },
     async (request, reply) => {
+      // A url's length and scheme are worded by the service, as every other reason it refuses one.
+      if (request.validationError && !leftToTheService(request.validationError, ['/url'])) throw request.validationError;
       const outcome = await webhooks.setEndpoint(request.tokenPrincipal!.accountId, request.body.url, { rotateSecret: request.body.rotate_secret === true });
       if (outcome.kind === 'invalid-url') throw validationError('url', [`The url is not accepted: ${outcome.reason}.`]);
       return reply.code(outcome.kind === 'created' ? 201 : 200).send({ ...endpointJson(outcome.endpoint), secret: outcome.secret });
@@ -145,11 +154,12 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         ...common,
         summary: "The account's webhook endpoint",
+        description: 'The endpoint events go to, whether it is enabled, and the first characters of its signing secret (never the secret).',
         operationId: 'getWebhook',
         response: {
           200: Type.Ref(EndpointSchema, { description: 'The endpoint (never its secret).' }),
           ...accountErrorResponses,
-          404: errorRef('No endpoint is set.'),
+          404: errorRef('NOT_FOUND', 'No endpoint is set.'),
         },
       },
     },
@@ -172,16 +182,16 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: {
           200: Type.Ref(DeliverySchema, { description: 'The ping and its attempt (status delivered or failed).' }),
           ...accountErrorResponses,
-          404: errorRef('No endpoint is set.'),
-          409: errorRef('The endpoint is disabled: save it again (PUT) first.'),
-          429: errorRef(`More than ${PINGS_PER_ACCOUNT.limit} pings in ${PINGS_PER_ACCOUNT.windowMs / 1000} seconds; see Retry-After. Nothing was sent.`, retryAfterHeader),
+          404: errorRef('NOT_FOUND', 'No endpoint is set.'),
+          409: errorRef('WEBHOOK_DISABLED', 'The endpoint is disabled: save it again (PUT) first.'),
+          429: errorRef('RATE_LIMITED', `More than ${PINGS_PER_ACCOUNT.limit} pings in ${PINGS_PER_ACCOUNT.windowMs / 1000} seconds; see Retry-After. Nothing was sent.`, retryAfterHeader),
         },
       },
     },
     async (request) => {
       const outcome = await webhooks.sendTest(request.tokenPrincipal!.accountId);
       if (outcome.kind === 'no-endpoint') throw new ApiError('NOT_FOUND', 'No webhook endpoint is set: PUT /api/v1/webhook sets one.');
-      if (outcome.kind === 'disabled') throw new ApiError('CONFLICT', 'The webhook endpoint is disabled; save it again with PUT /api/v1/webhook to enable it.');
+      if (outcome.kind === 'disabled') throw new ApiError('WEBHOOK_DISABLED', 'The webhook endpoint is disabled; save it again with PUT /api/v1/webhook to enable it.');
       if (outcome.kind === 'throttled') {
         throw new ApiError('RATE_LIMITED', `Too many test pings: at most ${PINGS_PER_ACCOUNT.limit} per ${PINGS_PER_ACCOUNT.windowMs / 1000} seconds per account.`, {
           headers: { 'retry-after': retryAfter(outcome.retryAfterMs) },
@@ -207,12 +217,12 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
             { description: 'A page of deliveries.' },
           ),
           ...accountErrorResponses,
-          422: errorRef('limit out of range, or a cursor that is not one of ours.'),
+          422: errorRef('VALIDATION_FAILED', 'limit out of range, or a cursor that is well formed but not one of ours.'),
         },
       },
     },
     async (request) => {
-      const outcome = await webhooks.listDeliveries(request.tokenPrincipal!.accountId, { limit: pageLimit(request.query.limit, MAX_DELIVERIES_PAGE, 20), cursor: request.query.cursor });
+      const outcome = await webhooks.listDeliveries(request.tokenPrincipal!.accountId, { limit: pageLimit(request.query.limit, 20), cursor: request.query.cursor });
       if (outcome.kind === 'bad-cursor') throw validationError('cursor', ['The cursor is not one this API gave; start again without it.']);
       return { data: outcome.page.items.map(deliveryJson), next_cursor: outcome.page.nextCursor };
     },
@@ -231,7 +241,8 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: {
           202: Type.Object({ event_id: Type.String(), status: Type.Literal('pending') }, { description: 'Queued; it is sent within moments.' }),
           ...accountErrorResponses,
-          404: errorRef('The account has no delivered or failed event of that id (a pending one is being sent already).'),
+          404: errorRef('NOT_FOUND', 'The account has no delivered or failed event of that id (a pending one is being sent already).'),
+          422: errorRef('VALIDATION_FAILED', 'An event id longer than 64 characters (no event id is); `errors.event_id` says so.'),
         },
       },
     },

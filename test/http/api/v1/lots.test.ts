@@ -62,7 +62,7 @@ describe.each(DIALECTS)('lookup by lot on %s', (dialect) => {
     expect(ok.headers['x-ratelimit-remaining']).toBe('49');
     const missing = await lookup(customer, 'copart', 59999999);
     expect(missing.statusCode).toBe(404);
-    expect(missing.json()).toEqual({ message: 'No lot 59999999 is known at copart.' });
+    expect(missing.json()).toEqual({ code: 'no_records', message: 'No lot 59999999 is known at copart.' });
     expect(missing.headers.ratelimit).toMatch(/"month";r=1;/);
     expect(await countSearches(customer)).toBe(2);
     const records = await t.repos.searches.listForAccount(customer.accountId);

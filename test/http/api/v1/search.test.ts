@@ -198,7 +198,7 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
       const customer = await createCustomer(t.repos, { quota: 5, rate: 10 });
       const res = await search(customer, unknownVin);
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ message: `No auction records were found for VIN ${unknownVin}.` });
+      expect(res.json()).toEqual({ code: 'no_records', message: `No auction records were found for VIN ${unknownVin}.` });
       expect(await t.repos.usageCounters.usedInPeriod(customer.accountId, (await t.repos.searches.listForAccount(customer.accountId))[0]!.period_start)).toBe(1);
     });
   });
@@ -378,6 +378,7 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
         const res = await search(customer, vin, { 'idempotency-key': key });
         expect(res.statusCode, key).toBe(422);
         expect(res.json()).toEqual({
+          code: 'invalid_request',
           message: 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.',
           errors: { 'Idempotency-Key': ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'] },
         });
@@ -432,7 +433,8 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
         const res = await app.inject({ method: 'POST', url: '/api/v1/search', headers: { authorization: customer.token }, payload: { vin } });
         expect(res.statusCode).toBe(500);
         const body = res.json();
-        expect(Object.keys(body)).toEqual(['message']);
+        expect(Object.keys(body).sort()).toEqual(['code', 'message']);
+        expect(body.code).toBe('internal_error');
         expect(body.message).not.toMatch(/SQLITE|secret|malformed|stack/i);
         expect(body.message).toContain(res.headers['x-request-id'] as string);
 
