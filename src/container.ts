@@ -45,6 +45,7 @@ import { WebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhookService } from './webhooks/webhook-service.ts';
 import { createMediaStore } from './media/create-media-store.ts';
 import { MediaService } from './media/media-service.ts';
+import { OperatorService } from './operations/operator-service.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -129,6 +130,8 @@ export interface Container {
   readonly deliveryWorker: DeliveryWorker;
   /** The photo archive: its store, the serving side and the archiver (off: no store). */
   readonly media: MediaService;
+  // The operators' customer operations (CLI, admin API, operators' page) and their audit log.
+  readonly operations: OperatorService;
   /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
   close(): Promise<void>;
 }
@@ -227,6 +230,9 @@ export function createContainer(options: ContainerOptions): Container {
   metrics.watchWebhookQueue(() => repos.webhookOutbox.stats());
   const seller = new SellerService({ config, repos });
   const legal = new LegalDocuments({ dir: config.legalDir, isProduction: config.isProduction });
+  const usage = new UsageService(repos);
+  const invoices = new InvoiceService({ db, repos });
+  const operations = new OperatorService({ repos, billing: payments.billing, invoices, usage, apiTokens, ...(options.now ? { now: options.now } : {}) });
 
   return Object.freeze({
     config,
@@ -235,14 +241,14 @@ export function createContainer(options: ContainerOptions): Container {
     search,
     reports: new ReportService(repos.reports),
     vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),
-    usage: new UsageService(repos),
+    usage,
     guards,
     accounts: new AccountService(repos),
     apiTokens,
     brands: new BrandService({ repos, isProduction: config.isProduction }),
     operatorTokens: new OperatorTokenService(repos),
     plans: new PlanService({ db, repos }),
-    invoices: new InvoiceService({ db, repos }),
+    invoices,
     sessions,
     auth,
     mail,
@@ -261,6 +267,7 @@ export function createContainer(options: ContainerOptions): Container {
     webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
     deliveryWorker,
     media,
+    operations,
     close: async () => {
       await mailDelivery.stop();
       await deliveryWorker.stop();

@@ -365,6 +365,16 @@ export interface MediaObjectsTable {
   created_at: string;
 }
 
+/** The operators' audit log (0015): who changed what, when; `details` is JSON text. */
+export interface OperatorAuditTable {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  details: string;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -394,6 +404,7 @@ export interface Database {
   media_images: MediaImagesTable;
   media_objects: MediaObjectsTable;
   mail_queue: MailQueueTable;
+  operator_audit: OperatorAuditTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

@@ -12,6 +12,7 @@ import * as reportLanguages from './0010-report-languages.ts';
 import * as webJourney from './0011-web-journey.ts';
 import * as brands from './0012-brands.ts';
 import * as subscriptionInForceIndex from './0013-subscription-in-force-index.ts';
+import * as operatorAudit from './0015-operator-audit.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0011-web-journey': webJourney,
   '0012-brands': brands,
   '0013-subscription-in-force-index': subscriptionInForceIndex,
+  '0015-operator-audit': operatorAudit,
 };
