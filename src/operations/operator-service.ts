@@ -271,7 +271,7 @@ export class OperatorService {
     if (!token || (accountId !== undefined && token.accountId !== accountId)) return { kind: 'not-found', message: `No token ${tokenId}.` };
     if (!(await this.options.apiTokens.revoke(token.accountId, token.id, this.now()))) return { kind: 'refused', message: `Token ${tokenId} is already revoked.` };
     await this.record(actor, 'token.revoke', token.id, { account: token.accountId, name: token.name, hint: token.displayPrefix });
-    return { kind: 'done', token };
+    return { kind: 'done', token: (await this.repos.tokens.findById(token.id)) ?? token };
   }
 
   /** Revokes a token given by its secret (`tokens revoke --token`); the secret is never recorded. */
