@@ -37,11 +37,11 @@ const OPERATORS: Audience = {
   pathPrefix: '/admin/',
   title: 'vinhistory operators API',
   description:
-    "The operator's API: loading auction lots. Not for customers: every operation needs an operator token (`vh_op_...`, made with `vinhistory operator-tokens create`).\n\n" +
+    "The operator's API: loading auction lots, and running the customers (accounts, plans, tokens, invoices, the audit log). Not for customers: every operation needs an operator token (`vh_op_...`, made with `vinhistory operator-tokens create`).\n\n" +
     'Every answer carries `X-Request-Id`. A documented path asked with another method answers 405 with `Allow` ' +
     '(`#/components/responses/MethodNotAllowed`); an unknown path under /admin/ answers a JSON 404 (`#/components/responses/NotFound`).',
   securityScheme: 'operatorToken',
-  tags: [{ name: 'Admin', description: 'Loading auction lots from scrapers and partners.' }],
+  tags: [{ name: 'Admin', description: "Loading auction lots from scrapers and partners; running the customers: accounts, plans, tokens, invoices and the operators' audit log (docs/operators.md)." }],
 };
 
 const SECURITY_SCHEMES = {
