@@ -128,6 +128,11 @@ export class OperatorService {
     return { kind: 'done', page: { items: shown, nextCursor: more ? shown.at(-1)!.id : null } };
   }
 
+  /** Webhook delivery health for the operators' page: events waiting and the oldest one's age. */
+  webhookQueue(): Promise<{ pending: number; oldestPendingAt: string | null }> {
+    return this.repos.webhookOutbox.stats();
+  }
+
   // Accounts.
 
   async listAccounts(filter: AccountFilter): Promise<Outcome<{ page: Page<AccountSummary> }>> {
