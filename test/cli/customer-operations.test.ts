@@ -91,7 +91,9 @@ describe.each(DIALECTS)('vinhistory customer operations on %s', (dialect) => {
     const openEnded = await cli('subscriptions', 'extend', '--email', 'dan@ops.example', '--days', '5');
     expect(openEnded.code).toBe(1);
     expect(openEnded.stderr).toBe('error: The subscription has no end date: it runs until it is ended.\n');
-    expect((await cli('subscriptions', 'extend', '--email', 'dan@ops.example')).code).toBe(2);
+    const neither = await cli('subscriptions', 'extend', '--email', 'dan@ops.example');
+    expect(neither.code).toBe(2);
+    expect(neither.stderr).toContain('error: give either --until <date> or --days <n>');
     expect((await cli('subscriptions', 'extend', '--email', 'dan@ops.example', '--until', 'soon')).code).toBe(2);
 
     const ended = ok(await cli('subscriptions', 'end', '--email', 'dan@ops.example'));
@@ -134,7 +136,11 @@ describe.each(DIALECTS)('vinhistory customer operations on %s', (dialect) => {
     expect(again.code).toBe(1);
     expect(again.stderr).toBe(`error: Token ${id} is already revoked.\n`);
     expect((await cli('tokens', 'revoke', '--id', 'tok_0000000000000000')).stderr).toBe('error: No token tok_0000000000000000.\n');
-    expect((await cli('tokens', 'revoke', '--id', 'x', '--token', secret)).code).toBe(2);
+    const both = await cli('tokens', 'revoke', '--id', 'x', '--token', secret);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('error: give either --id <id> or --token <token>');
+    expect(both.stderr).not.toContain(secret);
+    expect((await cli('tokens', 'revoke')).code).toBe(2);
 
     const audit = await json('audit', '--target', id, '--json');
     expect(audit.entries.map((e: { action: string }) => e.action)).toEqual(['token.revoke', 'token.create']);

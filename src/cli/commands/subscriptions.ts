@@ -70,8 +70,8 @@ export function registerSubscriptionsCommands(program: Command): void {
     .requiredOption('--email <email>', 'email of the account', parseEmail)
     .option('--until <date>', 'the new end: YYYY-MM-DD (end of that day, UTC) or an ISO 8601 time', parseUntil)
     .option('--days <n>', `days to add to the current end (at most ${MAX_EXTENSION_DAYS})`, parsePositiveInteger)
-    .action(async (options: { email: string; until?: Date; days?: number }) => {
-      if ((options.until === undefined) === (options.days === undefined)) throw new CliError('Give either --until or --days.', 2);
+    .action(async (options: { email: string; until?: Date; days?: number }, command: Command) => {
+      if ((options.until === undefined) === (options.days === undefined)) command.error('error: give either --until <date> or --days <n>', { exitCode: 2 });
       if (options.days !== undefined && options.days > MAX_EXTENSION_DAYS) throw new CliError(`--days is at most ${MAX_EXTENSION_DAYS}.`, 2);
       await withDatabase(async ({ services }) => {
         let until = options.until;

@@ -74,8 +74,9 @@ export function registerTokensCommands(program: Command): void {
     .description('revoke an API token at once (its next request answers 401), by its id or its secret (- reads the secret from stdin)')
     .option('--id <id>', 'the token id (tok_..., from `tokens list`)')
     .option('--token <token>', 'the token (vh_live_... or vh_test_...), or - to read it from stdin and keep it out of the process list')
-    .action(async (options: { token?: string; id?: string }) => {
-      if ((options.id === undefined) === (options.token === undefined)) throw new CliError('Give either --id or --token.', 2);
+    .action(async (options: { token?: string; id?: string }, command: Command) => {
+      // A usage error of commander's own: exit 2 with the usage hint, as a missing option is.
+      if ((options.id === undefined) === (options.token === undefined)) command.error('error: give either --id <id> or --token <token>', { exitCode: 2 });
       if (options.id !== undefined) {
         const id = options.id.trim();
         if (!TOKEN_ID.test(id)) throw new CliError('--id: expected a token id such as tok_0123456789abcdef.', 2);
