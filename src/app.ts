@@ -17,6 +17,8 @@ import usageRoutes from './http/api/v1/usage.ts';
 import watchesRoutes from './http/api/v1/watches.ts';
 import webhookRoutes from './http/api/v1/webhook.ts';
 import adminLotsRoutes from './http/admin/lots.ts';
+import adminAccountsRoutes from './http/admin/accounts.ts';
+import adminInvoicesRoutes from './http/admin/invoices.ts';
 import stripeWebhookRoutes from './http/webhooks/stripe.ts';
 import reportRoutes from './web/report/index.ts';
 import webRoutes from './web/index.ts';
@@ -130,6 +132,9 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(reportRoutes);
   await app.register(mediaRoutes);
   await app.register(adminLotsRoutes);
+  // The operators' customer operations and audit log (docs/operators.md).
+  await app.register(adminAccountsRoutes);
+  await app.register(adminInvoicesRoutes);
 
   return app;
 }

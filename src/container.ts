@@ -50,6 +50,7 @@ import { createMediaStore } from './media/create-media-store.ts';
 import { MediaService } from './media/media-service.ts';
 import { photoArchiveQueue } from './media/archive-queue.ts';
 import { lotEvents } from './webhooks/lot-events.ts';
+import { OperatorService } from './operations/operator-service.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -136,6 +137,8 @@ export interface Container {
   readonly deliveryWorker: DeliveryWorker;
   /** The photo archive: its store, the serving side and the archiver (off: no store). */
   readonly media: MediaService;
+  // The operators' customer operations (CLI, admin API, operators' page) and their audit log.
+  readonly operations: OperatorService;
   /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
   close(): Promise<void>;
 }
@@ -257,6 +260,9 @@ export function createContainer(options: ContainerOptions): Container {
     log: log.child({ component: 'billing-mail' }),
     now,
   });
+  const usage = new UsageService(repos);
+  const invoices = new InvoiceService({ db, repos });
+  const operations = new OperatorService({ repos, billing: payments.billing, invoices, usage, apiTokens, ...(options.now ? { now: options.now } : {}) });
 
   return Object.freeze({
     config,
@@ -265,14 +271,14 @@ export function createContainer(options: ContainerOptions): Container {
     search,
     reports: new ReportService(repos.reports),
     vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),
-    usage: new UsageService(repos),
+    usage,
     guards,
     accounts: new AccountService(repos),
     apiTokens,
     brands: new BrandService({ repos, isProduction: config.isProduction, logos }),
     operatorTokens: new OperatorTokenService(repos),
     plans: new PlanService({ db, repos }),
-    invoices: new InvoiceService({ db, repos }),
+    invoices,
     sessions,
     auth,
     mail,
@@ -298,6 +304,7 @@ export function createContainer(options: ContainerOptions): Container {
     webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
     deliveryWorker,
     media,
+    operations,
     close: async () => {
       await billingMail.stop();
       await mailDelivery.stop();

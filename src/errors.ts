@@ -66,6 +66,12 @@ export const API_ERRORS = {
     meaning: 'The webhook endpoint is disabled (every delivery failed for three days).',
     action: 'Fix the receiver, then save the endpoint again with `PUT /api/v1/webhook`.',
   },
+  OPERATION_REFUSED: {
+    status: 409,
+    code: 'operation_refused',
+    meaning: "Operators' API: the billing rules refuse the change as asked (a token already revoked, an invoice not open, a change Stripe applies only at renewal); nothing was changed and the message says why.",
+    action: 'Read the message: do what it says first (or nothing, when the state is already what was wanted).',
+  },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     code: 'payload_too_large',

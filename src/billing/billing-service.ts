@@ -50,6 +50,15 @@ export interface EndOutcome {
   count: number;
 }
 
+/**
+ * What an operator's plan change did (`vinhistory subscriptions change`, the admin API): it takes
+ * effect at once; `invoice` is what the customer is asked to pay for it, if anything.
+ */
+export type OperatorChangeOutcome =
+  | { kind: 'started'; subscription: Subscription; plan: Plan }
+  | { kind: 'changed'; subscription: Subscription; from: Plan; plan: Plan; provider: BillingProvider; invoice: Invoice | null }
+  | { kind: 'unknown-plan'; knownCodes: string[] };
+
 export interface BillingServiceOptions {
   db: Db;
   repos: Repositories;
@@ -307,5 +316,90 @@ export class BillingService {
     if (invoice.provider !== 'manual' || invoice.status !== 'open' || !(await this.repos.invoices.markVoid(invoice.id, now))) {
       throw new PaymentError('Only an unpaid invoice can be cancelled.');
     }
+  }
+
+  // The operator's changes (docs/operators.md). They take effect at once; what is invoiced for
+  // them follows the provider that bills the subscription, under the rules of docs/account.md.
+
+  /**
+   * Moves the account to `planCode` (and `billing`, when given) now. No subscription in force: one
+   * arranged with the operator starts now, as `accounts create` makes it (paid outside the
+   * service). Arranged with the operator: plan and cycle change in place, nothing is invoiced.
+   * Billed by a provider: the billing period of a paid term does not change (refused); an upgrade
+   * is charged as a customer's would be (manual: the prorated upgrade invoice, open; Stripe: its
+   * proration) and a downgrade applies now with nothing refunded (manual; Stripe only changes at
+   * the renewal, so it is refused there). The anchor is kept: the period's count carries over.
+   */
+  async operatorChange(account: Account, planCode: string, billing: BillingCycle | undefined, now = new Date()): Promise<OperatorChangeOutcome> {
+    const plan = await this.repos.plans.findByCode(planCode);
+    if (!plan) return { kind: 'unknown-plan', knownCodes: (await this.repos.plans.list()).map((known) => known.code) };
+    const active = await this.repos.subscriptions.findActive(account.id, now);
+    if (!active) {
+      const subscription = await this.repos.subscriptions.create({ accountId: account.id, planCode: plan.code, billing: billing ?? 'monthly', startedAt: now }, now);
+      return { kind: 'started', subscription, plan };
+    }
+    const context = await this.changeContext(account, now);
+    const cycle = billing ?? active.billing;
+    if (plan.code === context.current.code && cycle === active.billing) {
+      throw new PaymentError(`${account.email} is already on the ${plan.code} plan, billed ${cycle}.`);
+    }
+    const provider = context.billing.provider;
+    const changed = (invoice: Invoice | null): OperatorChangeOutcome => ({
+      kind: 'changed',
+      subscription: { ...active, planCode: plan.code, billing: cycle },
+      from: context.current,
+      plan,
+      provider,
+      invoice,
+    });
+    if (provider === 'operator') {
+      await this.repos.subscriptions.changePlan(active.id, plan.code, cycle);
+      return changed(null);
+    }
+    if (cycle !== active.billing) {
+      throw new PaymentError(
+        `The subscription is billed ${active.billing} by ${provider} and a paid term keeps its billing period; end it (subscriptions end) and start the ${cycle} one, or change it when the term ends.`,
+      );
+    }
+    const payments = this.providerFor(context.billing);
+    if (comparePlans(plan, context.current) > 0) {
+      const result = await payments.upgrade(context, plan);
+      // Stripe applied it with its proration; a manual upgrade applies now and its invoice waits to be paid.
+      if (result.kind === 'invoice') await this.repos.subscriptions.changePlan(active.id, plan.code);
+      return changed(result.kind === 'invoice' ? result.invoice : null);
+    }
+    if (provider === 'stripe') {
+      throw new PaymentError('Stripe bills this subscription at its price until the renewal, so a downgrade cannot apply now; the customer can schedule it from the billing page, or end the subscription.');
+    }
+    await inTransaction(this.options.db, async (repos) => {
+      await repos.subscriptions.changePlan(active.id, plan.code);
+      await repos.billing.setScheduledPlan(active.id, null, now);
+      // A renewal invoice issued for the old plan would renew at its price.
+      const renewal = await repos.invoices.findOpen(account.id, 'renew', active.id);
+      if (renewal) await repos.invoices.markVoid(renewal.id, now);
+    });
+    return changed(null);
+  }
+
+  /**
+   * Moves the end of the subscription in force to `until` (a goodwill extension: nothing is
+   * invoiced). A manual term is paid through `until` from then on; Stripe holds its own term, and
+   * a subscription without an end date has nothing to extend.
+   */
+  async operatorExtend(account: Account, until: Date, now = new Date()): Promise<{ subscription: Subscription; previousEnd: string }> {
+    const context = await this.changeContext(account, now).catch(() => {
+      throw new PaymentError(`${account.email} has no subscription in force; start one with subscriptions change.`);
+    });
+    const { subscription, billing } = context;
+    if (billing.provider === 'stripe') throw new PaymentError('Stripe holds the term of this subscription; extend it on Stripe.');
+    if (subscription.endsAt === null) throw new PaymentError('The subscription has no end date: it runs until it is ended.');
+    if (until.getTime() <= Date.parse(subscription.endsAt)) {
+      throw new PaymentError(`The subscription already runs until ${subscription.endsAt}; give a later date.`);
+    }
+    await inTransaction(this.options.db, async (repos) => {
+      await repos.subscriptions.setEndsAt(subscription.id, until);
+      if (billing.provider === 'manual') await repos.billing.setPaidThrough(subscription.id, until, now);
+    });
+    return { subscription: { ...subscription, endsAt: until.toISOString() }, previousEnd: subscription.endsAt };
   }
 }

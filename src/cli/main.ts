@@ -1,5 +1,6 @@
 import { Command, type OutputConfiguration } from 'commander';
 import { registerAccountsCommands } from './commands/accounts.ts';
+import { registerAuditCommand } from './commands/audit.ts';
 import { registerDeliverCommand } from './commands/deliver.ts';
 import { registerImportCommand } from './commands/import.ts';
 import { registerInvoicesCommands } from './commands/invoices.ts';
@@ -45,6 +46,8 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerMediaCommands(program);
   registerMailCommands(program);
   registerLegalCommands(program);
+  // The operators' audit log (customer operations: accounts, subscriptions, tokens, invoices).
+  registerAuditCommand(program);
   return program;
 }
 

@@ -382,6 +382,16 @@ export interface MediaObjectsTable {
   created_at: string;
 }
 
+/** The operators' audit log (0015): who changed what, when; `details` is JSON text. */
+export interface OperatorAuditTable {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  details: string;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -413,6 +423,7 @@ export interface Database {
   mail_queue: MailQueueTable;
   legal_documents: LegalDocumentsTable;
   billing_notices: BillingNoticesTable;
+  operator_audit: OperatorAuditTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

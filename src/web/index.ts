@@ -6,6 +6,7 @@ import webSession from './web-session.ts';
 import { basePathOf } from './view.ts';
 import { assetHref } from './assets.ts';
 import accountRoutes from './account/index.ts';
+import adminPages from './admin/index.ts';
 import homeRoutes from './site/home.ts';
 import authRoutes from './site/auth.ts';
 import pricingRoutes from './site/pricing.ts';
@@ -127,6 +128,8 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(docsRoutes);
   await app.register(authRoutes);
   await app.register(accountRoutes, { prefix: '/account' });
+  // The operators' page (docs/operators.md): its own log-in with an operator token.
+  await app.register(adminPages);
 };
 
 export default webRoutes;

@@ -16,6 +16,8 @@ const TABLES = [
   'stripe_customers', 'stripe_subscription_events', 'subscription_billing', 'web_sessions', 'webhook_events',
   'watches', 'webhook_attempts', 'webhook_endpoints', 'webhook_outbox',
   'billing_notices', 'legal_documents',
+  // 0015
+  'operator_audit',
 ].sort();
 
 /** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */

@@ -3,13 +3,18 @@ import { formatCents } from '../../billing/pricing.ts';
 import type { InvoiceStatus } from '../../domain/invoice.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
-import { parseEmail } from '../options.ts';
-import { asCliError } from '../payment-refusal.ts';
+import { parseEmail, parsePositiveInteger } from '../options.ts';
+import { MAX_PAGE } from '../../operations/operator-service.ts';
+import { invoiceJson } from '../../operations/json.ts';
+import { cliActor, noteNextPage, printJson, unwrap } from '../operator.ts';
 import { formatTable } from '../table.ts';
 
 interface ListOptions {
   email?: string;
   status?: InvoiceStatus;
+  limit: number;
+  cursor?: string;
+  json?: boolean;
 }
 
 export function registerInvoicesCommands(program: Command): void {
@@ -20,12 +25,22 @@ export function registerInvoicesCommands(program: Command): void {
     .description('list invoices, newest first')
     .option('--email <email>', 'only the invoices of this account', parseEmail)
     .addOption(new Option('--status <status>', 'only invoices in this state').choices(['open', 'paid', 'void']))
+    .option('--limit <n>', `invoices per page (at most ${MAX_PAGE})`, parsePositiveInteger, MAX_PAGE)
+    .option('--cursor <cursor>', 'the next page, as the previous one printed it')
+    .option('--json', 'print the page as JSON: {"invoices": [...], "next_cursor": ...}')
     .action(async (options: ListOptions) => {
+      if (options.limit > MAX_PAGE) throw new CliError(`--limit is at most ${MAX_PAGE}.`, 2);
       await withDatabase(async ({ services }) => {
-        const rows = await services.invoices.list({
-          ...(options.email !== undefined ? { email: options.email } : {}),
-          ...(options.status !== undefined ? { status: options.status } : {}),
-        });
+        const { page } = unwrap(
+          await services.operations.listInvoices({
+            limit: options.limit,
+            ...(options.email !== undefined ? { email: options.email } : {}),
+            ...(options.status !== undefined ? { status: options.status } : {}),
+            ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
+          }),
+        );
+        const rows = page.items;
+        if (options.json) return printJson({ invoices: rows.map(invoiceJson), next_cursor: page.nextCursor });
         if (rows.length === 0) {
           process.stdout.write('no invoices\n');
           return;
@@ -46,6 +61,7 @@ export function registerInvoicesCommands(program: Command): void {
             ]),
           ),
         );
+        noteNextPage(page.nextCursor);
       });
     });
 
@@ -55,7 +71,7 @@ export function registerInvoicesCommands(program: Command): void {
     .argument('<id>', 'invoice id (inv_...) or the reference the customer quoted (VH-XXXX-XXXX)')
     .action(async (id: string) => {
       await withDatabase(async ({ services }) => {
-        const settlement = await asCliError(() => services.invoices.pay(id));
+        const { settlement } = unwrap(await services.operations.payInvoice(cliActor(), id));
         process.stdout.write(
           `invoice ${settlement.invoice.id} (${settlement.invoice.reference}) paid: ${formatCents(settlement.invoice.amountCents)}\n${settlement.summary}\n`,
         );
@@ -68,7 +84,7 @@ export function registerInvoicesCommands(program: Command): void {
     .argument('<id>', 'invoice id (inv_...) or reference (VH-XXXX-XXXX)')
     .action(async (id: string) => {
       await withDatabase(async ({ services }) => {
-        const invoice = await asCliError(() => services.invoices.void(id));
+        const { invoice } = unwrap(await services.operations.voidInvoice(cliActor(), id));
         process.stdout.write(`invoice ${invoice.id} (${invoice.reference}) is void\n`);
       });
     });
@@ -81,7 +97,7 @@ export function registerInvoicesCommands(program: Command): void {
     .action(async (details: string | undefined, options: { clear?: boolean }) => {
       await withDatabase(async ({ services }) => {
         if (options.clear) {
-          await services.invoices.setBankDetails(null);
+          await services.operations.setBankDetails(cliActor(), null);
           process.stdout.write('bank details removed\n');
           return;
         }
@@ -92,7 +108,7 @@ export function registerInvoicesCommands(program: Command): void {
         }
         const text = details.trim();
         if (text.length === 0 || text.length > 500) throw new CliError('Give the bank details as 1 to 500 characters.', 2);
-        await services.invoices.setBankDetails(text);
+        await services.operations.setBankDetails(cliActor(), text);
         process.stdout.write('bank details set; open invoices show them now\n');
       });
     });

@@ -7,6 +7,7 @@ import type { RejectedRecord } from '../../ingest/import-summary.ts';
 import { IngestError } from '../../ingest/ingest-error.ts';
 import operatorAuth from '../plugins/operator-auth.ts';
 import { errorRef, wwwAuthenticateHeader } from '../api/schemas.ts';
+import { requestActor } from './schemas.ts';
 
 /** Largest body accepted: about a million lots of canonical NDJSON. */
 export const ADMIN_LOTS_BODY_LIMIT = 1024 ** 3;
@@ -139,6 +140,7 @@ const adminLotsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         const { format, summary } = await app.services.ingest.importUpload(limited, { batchSize: BATCH_SIZE, onRejected });
         request.log.info({ operator: request.operator?.name, format, ...summary }, 'lots imported');
+        await app.services.operations.record(requestActor(request.operator), 'lots.import', 'lots', { format, ...summary });
         return { format, ...summary, rejected, rejected_not_listed: notListed };
       } catch (error) {
         if (!(error instanceof IngestError)) throw error;

@@ -47,12 +47,12 @@ const OPERATORS: Audience = {
   pathPrefix: '/admin/',
   title: 'vinhistory operators API',
   description:
-    "The operator's API: loading auction lots. Not for customers: every operation needs an operator token (`vh_op_...`, made with `vinhistory operator-tokens create`).\n\n" +
+    "The operator's API: loading auction lots, and running the customers (accounts, plans, tokens, invoices, the audit log). Not for customers: every operation needs an operator token (`vh_op_...`, made with `vinhistory operator-tokens create`).\n\n" +
     'Every answer carries `X-Request-Id`. ' +
     UNROUTED_ANSWERS('/admin/') +
     '\n\nEvery error body is an `Error`: a `code` of a closed set and a `message`; only the 401 has no code.',
   securityScheme: 'operatorToken',
-  tags: [{ name: 'Admin', description: 'Loading auction lots from scrapers and partners.' }],
+  tags: [{ name: 'Admin', description: "Loading auction lots from scrapers and partners; running the customers: accounts, plans, tokens, invoices and the operators' audit log (docs/operators.md)." }],
 };
 
 const SECURITY_SCHEMES = {

@@ -13,6 +13,7 @@ import * as webJourney from './0011-web-journey.ts';
 import * as brands from './0012-brands.ts';
 import * as subscriptionInForceIndex from './0013-subscription-in-force-index.ts';
 import * as brandLimits from './0014-brand-limits.ts';
+import * as operatorAudit from './0015-operator-audit.ts';
 import * as sharedAssets from './0016-shared-assets.ts';
 import * as webhookMailAndRetention from './0017-webhook-mail-and-retention.ts';
 
@@ -35,6 +36,7 @@ export const migrations: Record<string, Migration> = {
   '0012-brands': brands,
   '0013-subscription-in-force-index': subscriptionInForceIndex,
   '0014-brand-limits': brandLimits,
+  '0015-operator-audit': operatorAudit,
   '0016-shared-assets': sharedAssets,
   '0017-webhook-mail-and-retention': webhookMailAndRetention,
 };

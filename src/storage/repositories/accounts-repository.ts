@@ -7,13 +7,13 @@ import type { BillingCycle } from '../../domain/principal.ts';
 import type { Subscription } from '../../domain/subscription.ts';
 import { subscriptionInForce, subscriptionNotEnded } from '../subscription-in-force.ts';
 
-function toAccount(row: AccountRow): Account {
+export function toAccount(row: AccountRow): Account {
   // A code no longer offered reads as none, rather than failing every page of the account.
   const language = isReportLanguage(row.default_language) ? row.default_language : null;
   return { id: row.id, email: row.email, createdAt: row.created_at, defaultLanguage: language };
 }
 
-function toSubscription(row: SubscriptionRow): Subscription {
+export function toSubscription(row: SubscriptionRow): Subscription {
   return {
     id: row.id,
     accountId: row.account_id,

@@ -1,4 +1,6 @@
 import type { Db } from '../database.ts';
+import { AccountDirectoryRepository } from './account-directory-repository.ts';
+import { OperatorAuditRepository } from './operator-audit-repository.ts';
 import { AccountPasswordsRepository } from './account-passwords-repository.ts';
 import { AccountsRepository, SubscriptionsRepository } from './accounts-repository.ts';
 import { AuthAttemptsRepository } from './auth-attempts-repository.ts';
@@ -63,6 +65,9 @@ export interface Repositories {
   // Billing mail decided once, and the legal pages every instance shares (0016).
   billingNotices: BillingNoticesRepository;
   legalDocuments: LegalDocumentsRepository;
+  // The operators' tools (0015): the account listing and the audit log.
+  accountDirectory: AccountDirectoryRepository;
+  operatorAudit: OperatorAuditRepository;
 }
 
 export interface RepositoryOptions {
@@ -86,6 +91,8 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     searchCommit: db.dialect.searchCommit(),
     settings: new SettingsRepository(db),
     brands: new BrandsRepository(db),
+    accountDirectory: new AccountDirectoryRepository(db),
+    operatorAudit: new OperatorAuditRepository(db),
     passwords: new AccountPasswordsRepository(db),
     webSessions: new WebSessionsRepository(db),
     passwordResets: new PasswordResetsRepository(db),

@@ -48,6 +48,8 @@ export interface InvoiceListFilter {
   email?: string;
   status?: InvoiceStatus;
   limit?: number;
+  /** The last invoice of the previous page (newest first). */
+  before?: { createdAt: string; id: string };
 }
 
 export class InvoicesRepository {
@@ -137,6 +139,10 @@ export class InvoicesRepository {
       query = query.where((eb) => eb.or([eb('a.email', '=', email), eb('a.deleted_email', '=', email)]));
     }
     if (filter.status !== undefined) query = query.where('i.status', '=', filter.status);
+    if (filter.before) {
+      const { createdAt, id } = filter.before;
+      query = query.where((eb) => eb.or([eb('i.created_at', '<', createdAt), eb.and([eb('i.created_at', '=', createdAt), eb('i.id', '<', id)])]));
+    }
     const rows = await query.orderBy('i.created_at', 'desc').orderBy('i.id', 'desc').limit(filter.limit ?? 500).execute();
     return rows.map((row) => ({ ...toInvoice(row), email: row.email }));
   }

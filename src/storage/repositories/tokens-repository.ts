@@ -58,6 +58,18 @@ export class TokensRepository {
     return { row: toApiToken(row), token: secret.token };
   }
 
+  /** One token by id, live or not (the operators' revoke by id). */
+  async findById(id: string): Promise<ApiToken | undefined> {
+    const row = await this.db.kysely.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toApiToken(row);
+  }
+
+  /** One token by its secret, live or not: the secret is hashed, never compared or stored as it is. */
+  async findBySecret(token: string): Promise<ApiToken | undefined> {
+    const row = await this.db.kysely.selectFrom('api_tokens').selectAll().where('token_hash', '=', hashApiToken(token)).executeTakeFirst();
+    return row && toApiToken(row);
+  }
+
   /** Revokes by the secret itself. Returns false when no live token has that value. */
   async revokeByToken(token: string, now = new Date()): Promise<boolean> {
     return revokeLiveToken(this.db.kysely, { table: 'api_tokens', column: 'token_hash', value: hashApiToken(token) }, now);

@@ -53,6 +53,13 @@ describe.each(DIALECTS)('POST /admin/v1/lots on %s', (dialect) => {
     });
   });
 
+  it('records an upload in the operators\' audit log with the token name and the summary', async () => {
+    const res = await post(`${JSON.stringify(makeLot({ vin: validVin('1FTFW1ET5DFC8765'), lot_id: 9001 }))}\n`);
+    expect(res.statusCode).toBe(200);
+    const [entry] = await t.repos.operatorAudit.page({ limit: 1, target: 'lots' });
+    expect(entry).toMatchObject({ actor: 'token:scraper', action: 'lots.import', details: { read: 1, skipped: 0 } });
+  });
+
   it('loads NDJSON lots, reports each bad line with its reason, and answers the summary', async () => {
     const body = [line(101, { price: 5100 }), '{"vin": oops', JSON.stringify({ vin, auction: 'copart' }), '', line(104, { sale_date: '2024-05-01T10:00:00-07:00' })].join('\n');
     const res = await post(body);
