@@ -51,7 +51,7 @@ describe('the OpenAPI documents carry the codes', () => {
   const statusOf = (code: string) => Object.values(API_ERRORS).find((error) => error.code === code)!.status;
 
   it.each(['/api/v1/openapi.json', '/admin/v1/openapi.json'])('%s: the Error schema lists the set, and every error response names codes of its status', async (url) => {
-    const doc = (await t.app.inject({ url })).json() as Json;
+    const doc = (await t.app.inject({ url })).json<Json>();
     expect(doc.components.schemas.Error.properties.code.enum).toEqual(PUBLIC_ERROR_CODES);
     const responses: [string, string, Json][] = [];
     for (const [path, item] of Object.entries(doc.paths as Json)) {

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Kysely } from 'kysely';
 import { compareLotsNewestFirst } from '../../src/domain/lot.ts';
 import { newSortableId } from '../../src/domain/ids.ts';
 import type { ActivePrincipal } from '../../src/domain/principal.ts';
@@ -16,7 +15,6 @@ import type { SqliteStorageDialect } from '../../src/storage/dialects/sqlite/ind
 import { PreparedQuery } from '../../src/storage/prepared-query.ts';
 import { PrincipalRecheck, principalHolds, reportBaseUrlOf, type LiveTokenRow, type SubscriptionInForceRow } from '../../src/storage/principal-recheck.ts';
 import { createRepositories } from '../../src/storage/repositories/index.ts';
-import type { Database } from '../../src/storage/schema.ts';
 
 /**
  * How far each search's commit goes. Only `all` is the contract: `none` answers as if committed and
@@ -78,7 +76,7 @@ export interface LeanStore {
 export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
   const plan = typeof commit === 'string' ? LEVEL_PLANS[commit] : commit;
   const raw: BetterSqlite3.Database = (db.dialect as SqliteStorageDialect).raw;
-  const kysely = db.kysely as Kysely<Database>;
+  const kysely = db.kysely;
   const repos = createRepositories(db);
   const recheck = new PrincipalRecheck(kysely);
   const statement = <P extends Record<string, unknown>>(query: PreparedQuery<P, unknown>) => {

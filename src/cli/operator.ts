@@ -15,7 +15,7 @@ export function cliActor(): Actor {
 
 /** An operator service's outcome, or the refusal as the command's failure (2 for a bad argument). */
 export function unwrap<T>(outcome: Outcome<T>): T {
-  if (outcome.kind === 'done') return outcome as T;
+  if (outcome.kind === 'done') return outcome;
   throw new CliError(outcome.kind === 'invalid' ? `${outcome.field}: ${outcome.message}` : outcome.message, outcome.kind === 'invalid' ? 2 : 1);
 }
 

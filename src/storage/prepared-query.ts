@@ -38,6 +38,7 @@ export class PreparedQuery<P extends Record<string, unknown>, Row> {
     const compiled = build(placeholders).compile();
     this.sql = compiled.sql;
     this.slots = compiled.parameters.map((value) =>
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it narrows a string to the statement's parameter names, which the rule cannot see.
       typeof value === 'string' && value.startsWith(token) ? { name: value.slice(token.length) as keyof P } : { value },
     );
     const used = new Set(this.slots.flatMap((slot) => ('name' in slot ? [slot.name] : [])));
@@ -66,6 +67,7 @@ export class PreparedQuery<P extends Record<string, unknown>, Row> {
   }
 
   private async executeWith(db: Kysely<any>, parameters: unknown[]): Promise<Row[]> {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it (without it: TS2322, the rows are unknown[]).
     const result = await db.executeQuery(CompiledQuery.raw(this.sql, parameters) as CompiledQuery<Row>);
     return result.rows;
   }

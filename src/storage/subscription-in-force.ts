@@ -6,6 +6,7 @@ import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
  * (principal-recheck.ts), the token lookup, the watches' limit, the accounts' plan and who receives
  * a lot event. `alias` names the subscriptions table in the query (`s`, or `subscriptions`).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the caller names the subscriptions table's alias, so no table type can be named here.
 export function subscriptionInForce(alias: string, at: string): (eb: ExpressionBuilder<any, any>) => Expression<SqlBool> {
   const started = `${alias}.started_at`;
   const notEnded = subscriptionNotEnded(alias, at);
@@ -16,6 +17,7 @@ export function subscriptionInForce(alias: string, at: string): (eb: ExpressionB
  * Active and not ended by `at`, started or not: what a cancel ends (in force now, or scheduled to
  * start later).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the caller names the subscriptions table's alias, so no table type can be named here.
 export function subscriptionNotEnded(alias: string, at: string): (eb: ExpressionBuilder<any, any>) => Expression<SqlBool> {
   const status = `${alias}.status`;
   const endsAt = `${alias}.ends_at`;

@@ -40,7 +40,7 @@ describe.each(DIALECTS)('legal documents shared by every instance (%s)', (dialec
     for (const instance of [one, two]) {
       const answer = await instance.app.inject({ url: '/readyz' });
       expect(answer.statusCode).toBe(503);
-      expect((answer.json() as { problems: string[] }).problems.join('\n')).toMatch(/vinhistory legal set terms[\s\S]*vinhistory legal set privacy/);
+      expect(answer.json<{ problems: string[] }>().problems.join('\n')).toMatch(/vinhistory legal set terms[\s\S]*vinhistory legal set privacy/);
       expect((await instance.app.inject({ url: '/terms' })).statusCode).toBe(503);
     }
 

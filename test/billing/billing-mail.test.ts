@@ -32,7 +32,7 @@ describe('billing mail messages', () => {
     const english = BILLING_MAIL_CATALOGUES.en!;
     for (const [language, words] of Object.entries(BILLING_MAIL_CATALOGUES)) {
       for (const [key, text] of Object.entries(english)) {
-        expect({ language, key, slots: slots(words![key as keyof typeof english]) }).toEqual({ language, key, slots: slots(text) });
+        expect({ language, key, slots: slots(words[key as keyof typeof english]) }).toEqual({ language, key, slots: slots(text) });
       }
     }
   });

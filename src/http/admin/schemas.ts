@@ -137,7 +137,7 @@ export function requestActor(operator: OperatorPrincipal | null): Actor {
 export function answer<T>(outcome: Outcome<T>): T {
   switch (outcome.kind) {
     case 'done':
-      return outcome as T;
+      return outcome;
     case 'not-found':
       throw new ApiError('NOT_FOUND', outcome.message);
     case 'refused':

@@ -11,9 +11,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .updateTable('brands as b')
     .set({ is_default: 0 })
     .where('b.is_default', '=', 1)
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('brands as older')
+    .where((outer) =>
+      outer.exists(
+        outer
+          .selectFrom('brands as older')
           .select('older.id')
           .whereRef('older.account_id', '=', 'b.account_id')
           .where('older.is_default', '=', 1)

@@ -17,7 +17,7 @@ export class ReportsRepository {
   async findById(id: string): Promise<StoredReport | undefined> {
     const row = await this.db.kysely.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return undefined;
-    return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots: JSON.parse(row.lots), sandbox: row.sandbox === 1, tokenId: row.token_id };
+    return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots: JSON.parse(row.lots) as StoredReport['lots'], sandbox: row.sandbox === 1, tokenId: row.token_id };
   }
 
   async countForAccount(accountId: string): Promise<number> {

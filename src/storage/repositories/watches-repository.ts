@@ -141,8 +141,8 @@ export class WatchesRepository {
           return eb.or(parts);
         })
         .where('e.enabled', '=', 1)
-        .where(({ exists, selectFrom }) =>
-          exists(selectFrom('subscriptions as s').select(sql.lit(1).as('one')).whereRef('s.account_id', '=', 'w.account_id').where(subscriptionInForce('s', at))),
+        .where((eb) =>
+          eb.exists(eb.selectFrom('subscriptions as s').select(sql.lit(1).as('one')).whereRef('s.account_id', '=', 'w.account_id').where(subscriptionInForce('s', at))),
         )
         .execute();
       for (const row of rows) found.push({ accountId: row.account_id, vin: row.vin, auction: row.auction, lotId: row.lot_id === null ? null : Number(row.lot_id) });

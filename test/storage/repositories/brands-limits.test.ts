@@ -65,7 +65,7 @@ describe.each(DIALECTS)('brand limits under concurrent saves (%s)', (dialect) =>
     try {
       const { db } = empty;
       expect((await (await createMigrator(db)).migrateTo('0013-subscription-in-force-index')).error).toBeUndefined();
-      await db.kysely.insertInto('accounts').values({ id: 'acct_twice', email: 'twice@example.com', created_at: '2026-01-01T00:00:00.000Z' } as never).execute();
+      await db.kysely.insertInto('accounts').values({ id: 'acct_twice', email: 'twice@example.com', created_at: '2026-01-01T00:00:00.000Z' }).execute();
       const brand = (id: string, createdAt: string) => ({ id, account_id: 'acct_twice', is_default: 1, name: id, logo_hash: null, logo_png: null, accent: null, contact: null, report_base_url: null, created_at: createdAt, updated_at: createdAt });
       await db.kysely.insertInto('brands').values([brand('brd_b', '2026-01-02T00:00:00.000Z'), brand('brd_a', '2026-01-01T00:00:00.000Z'), brand('brd_c', '2026-01-01T00:00:00.000Z')]).execute();
       expect((await migrateToLatest(db)).error).toBeUndefined();
