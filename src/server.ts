@@ -14,6 +14,9 @@ const HOUR_MS = 60 * 60 * 1000;
  * them: past the 10 s a webhook attempt may take, so that it is recorded.
  */
 const SHUTDOWN_GRACE_MS = 15_000;
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+/** Two stop signals closer together than this are one stop delivered twice (see onStopSignal). */
+const REPEATED_SIGNAL_MS = 1_000;
 
 /**
  * Starts the process: database, migrations, first-run demo data, the app, the port, and a clean
@@ -70,9 +73,11 @@ export async function startServer(config: Config): Promise<void> {
     }
   };
 
-  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
+  // SIGINT and SIGTERM are handled below, not by close-with-grace, which exits 1 at once on a second one.
+  let stopSignal: NodeJS.Signals | undefined;
+  const shutdown = closeWithGrace({ delay: SHUTDOWN_GRACE_MS, skip: [...STOP_SIGNALS] }, async ({ err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
-    else app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    else app.log.info({ signal: stopSignal }, 'shutting down: finishing in-flight requests');
     clearInterval(sweeper);
     // The workers claim no more work and let what is in flight finish (a webhook attempt: 10 s at
     // most) and be recorded, while the server drains its requests.
@@ -81,4 +86,22 @@ export async function startServer(config: Config): Promise<void> {
     await db.close();
     app.log.info('shut down cleanly');
   });
+
+  /**
+   * Ctrl-C under `npm start` reaches this process twice, from the terminal (its whole process group)
+   * and forwarded by npm: a repeat within a moment is that same stop, not an operator insisting.
+   * A later one gives up the drain and exits 1.
+   */
+  let firstStopAt: number | undefined;
+  const onStopSignal = (signal: NodeJS.Signals) => {
+    if (firstStopAt === undefined) {
+      firstStopAt = Date.now();
+      stopSignal = signal;
+      void shutdown.close();
+    } else if (Date.now() - firstStopAt > REPEATED_SIGNAL_MS) {
+      app.log.error({ signal }, 'second stop signal: exiting without finishing in-flight work');
+      process.exit(1);
+    }
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
 }
