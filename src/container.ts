@@ -2,7 +2,8 @@ import type Stripe from 'stripe';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
 import type { Lot } from './domain/lot.ts';
-import type { Db } from './storage/database.ts';
+import { pendingMigrations, type Db } from './storage/database.ts';
+import { Readiness } from './operations/readiness.ts';
 import { createRepositories } from './storage/repositories/index.ts';
 import { Metrics } from './observability/metrics.ts';
 import type { RateLimiter } from './limits/rate/rate-limiter.ts';
@@ -129,6 +130,8 @@ export interface Container {
   readonly deliveryWorker: DeliveryWorker;
   /** The photo archive: its store, the serving side and the archiver (off: no store). */
   readonly media: MediaService;
+  /** Whether this instance can take customers: /readyz, `vinhistory doctor`, the start of `serve`. */
+  readonly readiness: Readiness;
   /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
   close(): Promise<void>;
 }
@@ -261,6 +264,16 @@ export function createContainer(options: ContainerOptions): Container {
     webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
     deliveryWorker,
     media,
+    readiness: new Readiness({
+      isProduction: config.isProduction,
+      mail: config.mail,
+      database: db,
+      pendingMigrations: () => pendingMigrations(db),
+      seller,
+      legal,
+      pdf: pdfRenderer,
+      media,
+    }),
     close: async () => {
       await mailDelivery.stop();
       await deliveryWorker.stop();

@@ -1,6 +1,5 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
-import { setupProblems } from './http/health.ts';
 import { createContainer } from './container.ts';
 import { createLogger } from './observability/logger.ts';
 import type { Config } from './config.ts';
@@ -55,8 +54,13 @@ export async function startServer(config: Config): Promise<void> {
     app.log.info({ store: services.media.storeKind }, 'photo archive on: archiving queued photos');
   }
   // The operator's setup, said at start as /readyz says it: what customers cannot do until it is done.
-  const problems = await setupProblems(services);
-  if (problems.length > 0) app.log.warn({ problems }, `not ready for customers: ${problems.join('; ')} (GET /readyz lists what remains)`);
+  // In the background: in production it starts the PDF browser once, which need not delay taking requests.
+  void services.readiness.check().then(
+    ({ problems }) => {
+      if (problems.length > 0) app.log.warn({ problems }, `not ready for customers: ${problems.join('; ')} (GET /readyz lists what remains)`);
+    },
+    (error: unknown) => app.log.warn({ err: error }, 'readiness check at start failed'),
+  );
 
   /**
    * Fastify closes the keep-alive connections that are idle when it starts closing, once; one

@@ -13,6 +13,8 @@ import { registerServeCommand } from './commands/serve.ts';
 import { registerSubscriptionsCommands } from './commands/subscriptions.ts';
 import { registerTokensCommands } from './commands/tokens.ts';
 import { reportError } from './report-error.ts';
+// Operations (docs/deploy.md): readiness, backups.
+import { registerDoctorCommand } from './commands/doctor.ts';
 
 const HELP_AFTER = `
 Configuration comes from the environment, as for the server: DATA_DIR (SQLite under ./data by
@@ -43,6 +45,8 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerDeliverCommand(program);
   registerMediaCommands(program);
   registerMailCommands(program);
+  // Operations: readiness, backups.
+  registerDoctorCommand(program);
   return program;
 }
 
