@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import { migrateToLatest, openDatabase } from './storage/database.ts';
 import { ensureDemoData } from './dev/demo/first-run.ts';
 import { Metrics } from './observability/metrics.ts';
+import { markServing } from './storage/sqlite-backup.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 /**
@@ -33,6 +34,9 @@ export async function startServer(config: Config): Promise<void> {
     onBackgroundError: (message) => log.warn({ error: message }, 'sqlite checkpoint failed'),
   });
   await migrateToLatest(db);
+  // `vinhistory restore` refuses while this file says a server holds the SQLite database.
+  const unmarkServing = config.database.kind === 'sqlite' ? markServing(config.database.file) : () => {};
+  process.once('exit', unmarkServing);
   const services = createContainer({ config, db, log, metrics: new Metrics() });
   const app = await buildApp({ services, loggerInstance: log });
 
@@ -88,6 +92,7 @@ export async function startServer(config: Config): Promise<void> {
     await Promise.all([services.deliveryWorker.stop(), archiver?.stop(), closeApp()]);
     await services.close();
     await db.close();
+    unmarkServing();
     app.log.info('shut down cleanly');
   });
 

@@ -15,6 +15,7 @@ import { registerTokensCommands } from './commands/tokens.ts';
 import { reportError } from './report-error.ts';
 // Operations (docs/deploy.md): readiness, backups.
 import { registerDoctorCommand } from './commands/doctor.ts';
+import { registerBackupCommands } from './commands/backup.ts';
 
 const HELP_AFTER = `
 Configuration comes from the environment, as for the server: DATA_DIR (SQLite under ./data by
@@ -47,6 +48,7 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerMailCommands(program);
   // Operations: readiness, backups.
   registerDoctorCommand(program);
+  registerBackupCommands(program);
   return program;
 }
 
