@@ -379,3 +379,6 @@ function parseTrustProxy(value: string | undefined): boolean | number | string {
   if (/^\d+$/.test(value)) return Number(value);
   return value;
 }
+
+/** Every variable loadConfig reads: the deploy files' tests check they set no other (test/deploy). */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvSchema.properties));
