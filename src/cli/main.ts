@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Command, type OutputConfiguration } from 'commander';
 import { registerAccountsCommands } from './commands/accounts.ts';
 import { registerDeliverCommand } from './commands/deliver.ts';
@@ -47,6 +48,8 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerMediaCommands(program);
   registerMailCommands(program);
   // Operations: readiness, backups.
+  // The same two levels above src/cli/ and dist/cli/.
+  program.version((createRequire(import.meta.url)('../../package.json') as { version: string }).version, '-V, --version', 'print the version');
   registerDoctorCommand(program);
   registerBackupCommands(program);
   return program;
