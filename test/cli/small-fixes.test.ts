@@ -9,6 +9,20 @@ afterEach(() => {
 });
 
 describe('issue 27, the smaller items', () => {
+  it("the README's lot and VIN examples are in the demo data, so that they answer a report, not a 404 that burns a search", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const demo = readFileSync(new URL('../../demo/lots.ndjson', import.meta.url), 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as { vin: string; auction: string; lot_id: number });
+    const lots = [...readme.matchAll(/localhost:3000\/api\/v1\/lots\/([a-z]+)\/(\d+)/g)];
+    expect(lots.length).toBeGreaterThan(0);
+    for (const [, auction, lotId] of lots) expect(demo.some((lot) => lot.auction === auction && lot.lot_id === Number(lotId)), `${auction}/${lotId}`).toBe(true);
+    const vins = [...readme.matchAll(/localhost:3000\/api\/v1\/search\?vin=([A-Z0-9]{17})/g)].map((m) => m[1]);
+    expect(vins.length).toBeGreaterThan(0);
+    for (const vin of vins) expect(demo.some((lot) => lot.vin === vin), vin).toBe(true);
+  });
+
   it('vinhistory --version prints the package version and exits 0', async () => {
     const data = makeDataDir();
     dirs.push(data);
