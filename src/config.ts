@@ -109,7 +109,7 @@ const EnvSchema = Type.Object({
   LEGAL_DIR: Type.Optional(Type.String({ minLength: 1 })),
   // --- operations (deploy, readiness, backups): docs/deploy.md ---
   /**
-   * How mail leaves: `smtp` (needs SMTP_URL) or `outbox` (files under DATA_DIR/mail-outbox). Unset:
+   * How mail leaves: `smtp` (needs SMTP_URL) or `outbox` (files under DATA_DIR/outbox). Unset:
    * smtp when SMTP_URL is set, else the outbox, which production reports as not ready (a reset mail
    * written to one instance's disk reaches nobody) unless it is chosen here explicitly.
    */

@@ -89,7 +89,7 @@ export class Readiness {
 
     const mailProblem =
       deps.mail.transport === 'outbox' && !deps.mail.transportChosen
-        ? 'mail has no transport: set SMTP_URL, or MAIL_TRANSPORT=outbox to keep mail as files under DATA_DIR/mail-outbox on purpose'
+        ? 'mail has no transport: set SMTP_URL, or MAIL_TRANSPORT=outbox to keep mail as files under DATA_DIR/outbox on purpose'
         : null;
     checks.push({
       name: 'mail',
