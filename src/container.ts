@@ -261,7 +261,7 @@ export function createContainer(options: ContainerOptions): Container {
     pdfRenderer,
     pdfCache: new PdfCache(path.join(config.dataDir, 'report-pdfs')),
     watches: new WatchService({ repos, now }),
-    webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
+    webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now, checkNamesWhenSet: config.isProduction }),
     deliveryWorker,
     media,
     readiness: new Readiness({
