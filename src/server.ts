@@ -3,10 +3,9 @@ import { buildApp } from './app.ts';
 import { createContainer } from './container.ts';
 import { createLogger } from './observability/logger.ts';
 import type { Config } from './config.ts';
-import { migrateToLatest, openDatabase } from './storage/database.ts';
+import { markServing, migrateToLatest, openDatabase } from './storage/database.ts';
 import { ensureDemoData } from './dev/demo/first-run.ts';
 import { Metrics } from './observability/metrics.ts';
-import { markServing } from './storage/sqlite-backup.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 /**

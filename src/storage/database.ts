@@ -177,3 +177,6 @@ export async function pendingMigrations(db: Db): Promise<string[]> {
   const migrator = await createMigrator(db);
   return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
+
+// The edges (serve, the CLI) reach storage through this file alone: backups of the SQLite file.
+export { backupSqlite, markServing, restoreSqlite, servingProcesses } from './sqlite-backup.ts';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.ts';
-import { backupSqlite, restoreSqlite, servingProcesses } from '../../storage/sqlite-backup.ts';
+import { backupSqlite, restoreSqlite, servingProcesses } from '../../storage/database.ts';
 import { CliError } from '../cli-error.ts';
 
 const ON_POSTGRES = 'the database is PostgreSQL (DATABASE_URL): use pg_dump and pg_restore, as docs/deploy.md shows';
