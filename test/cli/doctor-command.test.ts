@@ -1,5 +1,8 @@
 import path from 'node:path';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { newTestSchemaName } from '../support/databases.ts';
+import { TEST_POSTGRES_URL } from '../support/env.ts';
 import { makeDataDir, runCliInProcess } from './run-cli.ts';
 
 const dirs: Array<{ remove(): void }> = [];
@@ -54,5 +57,29 @@ describe('vinhistory doctor', () => {
     expect(failed['pdf-browser']).toMatch(/^no browser at PDF_BROWSER_PATH/);
     expect(failed['media-store']).toMatch(/^the photo archive's directory store cannot be written: ENOTDIR/);
     expect(failed.setup).toMatch(/SELLER_NAME is not set/);
+  });
+
+  it.runIf(TEST_POSTGRES_URL)('on PostgreSQL: migrations behind in a fresh schema, then ok after migrate', async () => {
+    const data = makeDataDir();
+    dirs.push(data);
+    const schema = newTestSchemaName();
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    try {
+      await admin.query(`create schema "${schema}"`);
+      const url = new URL(TEST_POSTGRES_URL!);
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      const env = { DATABASE_URL: url.toString(), PDF_BROWSER_PATH: path.join(data.dir, 'no-browser') };
+      const behind = await runCliInProcess(['doctor', '--json'], { dataDir: data.dir, env });
+      expect(behind.code).toBe(1);
+      expect(JSON.parse(behind.stdout)).toMatchObject({ ready: false, problems: [expect.stringMatching(/^migrations are behind: \d+ not run \(0001-initial/)] });
+      expect((await runCliInProcess(['migrate'], { dataDir: data.dir, env })).code).toBe(0);
+      const ready = await runCliInProcess(['doctor'], { dataDir: data.dir, env });
+      expect(ready.stdout).toMatch(/migrations\s+ok\s+the schema is up to date/);
+      expect(ready.code).toBe(0);
+    } finally {
+      await admin.query(`drop schema if exists "${schema}" cascade`);
+      await admin.end();
+    }
   });
 });
