@@ -13,7 +13,11 @@ const EnvSchema = Type.Object({
   }),
   // Digits only: a numeric conversion would quietly read 3.5, 1e3, 0x10 or true as a port.
   PORT: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
-  HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
+  /**
+   * Unset: 127.0.0.1 outside production (a development server serves the demo account, whose token
+   * its banner prints), 0.0.0.0 in production (a container or a proxy on another host reaches it).
+   */
+  HOST: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^(postgres|postgresql)://' })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
@@ -111,6 +115,14 @@ const EnvSchema = Type.Object({
   LEGAL_DIR: Type.Optional(Type.String({ minLength: 1 })),
   /** Billing mail (docs/mail.md): the operator's copy of each new invoice and payment goes here; none when unset. */
   OPERATOR_EMAIL: Type.Optional(Type.String({ pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', maxLength: 254 })),
+  // --- operations (deploy, readiness, backups): docs/deploy.md ---
+  /**
+   * How mail leaves: `smtp` (needs SMTP_URL) or `outbox` (files under DATA_DIR/outbox). Unset:
+   * smtp when SMTP_URL is set, else the outbox, which production reports as not ready (a reset mail
+   * written to one instance's disk reaches nobody) unless it is chosen here explicitly.
+   */
+  MAIL_TRANSPORT: Type.Optional(Type.Union([Type.Literal('smtp'), Type.Literal('outbox')])),
+  // --- end operations ---
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -168,7 +180,11 @@ export interface Config {
   /** Fastify's trustProxy: true, a hop count, or a list of addresses/CIDRs. False when unset. */
   readonly trustProxy: boolean | number | string;
   readonly cookieSecret: string | null;
-  readonly mail: { readonly smtpUrl: string | null; readonly from: string };
+  /**
+   * `transport` is how mail leaves; `transportChosen` is false when the outbox is only the fallback
+   * for a missing SMTP_URL (production's readiness reports it).
+   */
+  readonly mail: { readonly smtpUrl: string | null; readonly from: string; readonly transport: 'smtp' | 'outbox'; readonly transportChosen: boolean };
   /** Stripe is the payment provider when a secret key is set; manual invoices otherwise. */
   /** Requests to URLs a customer or a feed gave: see src/outbound/outbound-policy.ts. */
   readonly outbound: { readonly allowPrivate: boolean };
@@ -244,6 +260,8 @@ const HINTS: Record<string, string> = {
   SELLER_TAX_ID: '1 to 50 characters, e.g. "GB123456789"',
   SELLER_BANK_DETAILS: '1 to 500 characters, e.g. "IBAN GB33 BUKB 2020 1555 5555 55, BIC BUKBGB22"',
   SUPPORT_EMAIL: 'an email address such as support@example.com',
+  MAIL_TRANSPORT: 'smtp or outbox',
+  HOST: 'an address or host name to listen on, up to 255 characters',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   NODE_ENV: 'one of development, production, test',
 };
@@ -282,6 +300,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && Boolean(env.S3_ACCESS_KEY_ID) !== Boolean(env.S3_SECRET_ACCESS_KEY)) {
     problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are set together or not at all');
   }
+  if (problems.length === 0 && env.MAIL_TRANSPORT === 'smtp' && !env.SMTP_URL) {
+    problems.push('SMTP_URL must be set with MAIL_TRANSPORT=smtp');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const dataDir = path.resolve(env.DATA_DIR);
@@ -294,7 +315,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     env: env.NODE_ENV,
     isProduction: env.NODE_ENV === 'production',
     port,
-    host: env.HOST,
+    host: env.HOST ?? (env.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
     dataDir,
     database: Object.freeze(database),
     databaseLockTimeoutMs: Number(env.DATABASE_LOCK_TIMEOUT_MS),
@@ -307,7 +328,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN ?? null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     cookieSecret: env.COOKIE_SECRET ?? null,
-    mail: Object.freeze({ smtpUrl: env.SMTP_URL ?? null, from: env.MAIL_FROM }),
+    mail: Object.freeze({
+      smtpUrl: env.SMTP_URL ?? null,
+      from: env.MAIL_FROM,
+      transport: env.MAIL_TRANSPORT ?? (env.SMTP_URL ? ('smtp' as const) : ('outbox' as const)),
+      transportChosen: env.MAIL_TRANSPORT !== undefined || env.SMTP_URL !== undefined,
+    }),
     outbound: Object.freeze({ allowPrivate: env.OUTBOUND_ALLOW_PRIVATE === 'true' }),
     pdf: Object.freeze({
       browserPath: env.PDF_BROWSER_PATH,
@@ -379,3 +405,6 @@ function parseTrustProxy(value: string | undefined): boolean | number | string {
   if (/^\d+$/.test(value)) return Number(value);
   return value;
 }
+
+/** Every variable loadConfig reads: the deploy files' tests check they set no other (test/deploy). */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvSchema.properties));

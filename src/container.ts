@@ -2,7 +2,8 @@ import type Stripe from 'stripe';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
 import type { Lot } from './domain/lot.ts';
-import type { Db, DialectName } from './storage/database.ts';
+import { pendingMigrations, type Db, type DialectName } from './storage/database.ts';
+import { Readiness } from './operations/readiness.ts';
 import { createRepositories } from './storage/repositories/index.ts';
 import type { LotsWrittenHook } from './storage/repositories/lots-written.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -139,6 +140,8 @@ export interface Container {
   readonly media: MediaService;
   // The operators' customer operations (CLI, admin API, operators' page) and their audit log.
   readonly operations: OperatorService;
+  /** Whether this instance can take customers: /readyz, `vinhistory doctor`, the start of `serve`. */
+  readonly readiness: Readiness;
   /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
   close(): Promise<void>;
 }
@@ -301,10 +304,20 @@ export function createContainer(options: ContainerOptions): Container {
       maxAgeMs: config.pdf.cacheMaxAgeMs,
     }),
     watches: new WatchService({ repos, now }),
-    webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now }),
+    webhooks: new WebhookService({ repos, secrets, worker: deliveryWorker, policy, now, checkNamesWhenSet: config.isProduction }),
     deliveryWorker,
     media,
     operations,
+    readiness: new Readiness({
+      isProduction: config.isProduction,
+      mail: config.mail,
+      database: db,
+      pendingMigrations: () => pendingMigrations(db),
+      seller,
+      legal,
+      pdf: pdfRenderer,
+      media,
+    }),
     close: async () => {
       await billingMail.stop();
       await mailDelivery.stop();

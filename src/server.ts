@@ -1,10 +1,9 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
-import { setupProblems } from './http/health.ts';
 import { createContainer } from './container.ts';
 import { createLogger } from './observability/logger.ts';
 import type { Config } from './config.ts';
-import { migrateToLatest, openDatabase } from './storage/database.ts';
+import { markServing, migrateToLatest, openDatabase } from './storage/database.ts';
 import { ensureDemoData } from './dev/demo/first-run.ts';
 import { Metrics } from './observability/metrics.ts';
 
@@ -14,6 +13,9 @@ const HOUR_MS = 60 * 60 * 1000;
  * them: past the 10 s a webhook attempt may take, so that it is recorded.
  */
 const SHUTDOWN_GRACE_MS = 15_000;
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+/** Two stop signals closer together than this are one stop delivered twice (see onStopSignal). */
+const REPEATED_SIGNAL_MS = 1_000;
 
 /**
  * Starts the process: database, migrations, first-run demo data, the app, the port, and a clean
@@ -31,6 +33,9 @@ export async function startServer(config: Config): Promise<void> {
     onBackgroundError: (message) => log.warn({ error: message }, 'sqlite checkpoint failed'),
   });
   await migrateToLatest(db);
+  // `vinhistory restore` refuses while this file says a server holds the SQLite database.
+  const unmarkServing = config.database.kind === 'sqlite' ? markServing(config.database.file) : () => {};
+  process.once('exit', unmarkServing);
   const services = createContainer({ config, db, log, metrics: new Metrics() });
   const app = await buildApp({ services, loggerInstance: log });
 
@@ -54,8 +59,13 @@ export async function startServer(config: Config): Promise<void> {
     app.log.info({ store: services.media.storeKind }, 'photo archive on: archiving queued photos');
   }
   // The operator's setup, said at start as /readyz says it: what customers cannot do until it is done.
-  const problems = await setupProblems(services);
-  if (problems.length > 0) app.log.warn({ problems }, `not ready for customers: ${problems.join('; ')} (GET /readyz lists what remains)`);
+  // In the background: in production it starts the PDF browser once, which need not delay taking requests.
+  void services.readiness.check().then(
+    ({ problems }) => {
+      if (problems.length > 0) app.log.warn({ problems }, `not ready for customers: ${problems.join('; ')} (GET /readyz lists what remains)`);
+    },
+    (error: unknown) => app.log.warn({ err: error }, 'readiness check at start failed'),
+  );
 
   /**
    * Fastify closes the keep-alive connections that are idle when it starts closing, once; one
@@ -72,15 +82,36 @@ export async function startServer(config: Config): Promise<void> {
     }
   };
 
-  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
+  // SIGINT and SIGTERM are handled below, not by close-with-grace, which exits 1 at once on a second one.
+  let stopSignal: NodeJS.Signals | undefined;
+  const shutdown = closeWithGrace({ delay: SHUTDOWN_GRACE_MS, skip: [...STOP_SIGNALS] }, async ({ err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
-    else app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    else app.log.info({ signal: stopSignal }, 'shutting down: finishing in-flight requests');
     clearInterval(sweeper);
     // The workers claim no more work and let what is in flight finish (a webhook attempt: 10 s at
     // most) and be recorded, while the server drains its requests.
     await Promise.all([services.deliveryWorker.stop(), archiver?.stop(), closeApp()]);
     await services.close();
     await db.close();
+    unmarkServing();
     app.log.info('shut down cleanly');
   });
+
+  /**
+   * Ctrl-C under `npm start` reaches this process twice, from the terminal (its whole process group)
+   * and forwarded by npm: a repeat within a moment is that same stop, not an operator insisting.
+   * A later one gives up the drain and exits 1.
+   */
+  let firstStopAt: number | undefined;
+  const onStopSignal = (signal: NodeJS.Signals) => {
+    if (firstStopAt === undefined) {
+      firstStopAt = Date.now();
+      stopSignal = signal;
+      void shutdown.close();
+    } else if (Date.now() - firstStopAt > REPEATED_SIGNAL_MS) {
+      app.log.error({ signal }, 'second stop signal: exiting without finishing in-flight work');
+      process.exit(1);
+    }
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
 }

@@ -25,7 +25,7 @@ describe('loadConfig', () => {
       env: 'development',
       isProduction: false,
       port: 3000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       dataDir,
       database: { kind: 'sqlite', file: path.join(dataDir, 'vinhistory.sqlite') },
       publicBaseUrl: 'http://localhost:3000',
@@ -33,6 +33,23 @@ describe('loadConfig', () => {
     });
     expect(config.database).toEqual({ kind: 'sqlite', file: path.join(dataDir, 'vinhistory.sqlite') });
     expect(path.isAbsolute(config.dataDir)).toBe(true);
+  });
+
+  test('HOST: loopback outside production (the demo token is printed), every interface in production, as set otherwise', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ NODE_ENV: 'test' }).host).toBe('127.0.0.1');
+    expect(loadConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com', HOST: '10.0.0.5' }).host).toBe('10.0.0.5');
+  });
+
+  test('MAIL_TRANSPORT: the outbox is a fallback unless chosen; smtp needs SMTP_URL', () => {
+    expect(loadConfig({}).mail).toMatchObject({ transport: 'outbox', transportChosen: false });
+    expect(loadConfig({ SMTP_URL: 'smtp://mail.example.com:587' }).mail).toMatchObject({ transport: 'smtp', transportChosen: true });
+    expect(loadConfig({ MAIL_TRANSPORT: 'outbox' }).mail).toMatchObject({ transport: 'outbox', transportChosen: true });
+    expect(loadConfig({ MAIL_TRANSPORT: 'outbox', SMTP_URL: 'smtp://mail.example.com' }).mail.transport).toBe('outbox');
+    expect(problemsOf({ MAIL_TRANSPORT: 'smtp' })).toEqual(['SMTP_URL must be set with MAIL_TRANSPORT=smtp']);
+    expect(problemsOf({ MAIL_TRANSPORT: 'pigeon' })[0]).toContain('MAIL_TRANSPORT="pigeon" is not valid: expected smtp or outbox');
   });
 
   test('reads only the environment it is given', () => {

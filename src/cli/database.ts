@@ -17,13 +17,14 @@ export interface CommandContext {
  * command works on a fresh DATA_DIR), builds the services over it, and always closes both: an
  * open pg pool would keep the process alive after the command is done.
  */
-export async function withDatabase<T>(run: (context: CommandContext) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(run: (context: CommandContext) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
   const config = loadConfig();
   const db = await openDatabase(config.database, { maxConnections: 2, lockTimeoutMs: config.databaseLockTimeoutMs });
   // No command searches: an in-process limiter keeps a command from connecting to Redis.
   const rateLimiter = new MemoryRateLimiter();
   try {
-    await migrateToLatest(db);
+    // `doctor` looks at the schema as it is: migrating first would hide migrations that are behind.
+    if (options.migrate !== false) await migrateToLatest(db);
     // Log lines go to stderr: stdout carries a command's answer alone (a token, a table).
     const log = pino(loggerOptions(config), pino.destination(2));
     // Loaded here, not at start-up: `--help` and a mistyped command do without the services.

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Command, type OutputConfiguration } from 'commander';
 import { registerAccountsCommands } from './commands/accounts.ts';
 import { registerAuditCommand } from './commands/audit.ts';
@@ -15,6 +16,9 @@ import { registerServeCommand } from './commands/serve.ts';
 import { registerSubscriptionsCommands } from './commands/subscriptions.ts';
 import { registerTokensCommands } from './commands/tokens.ts';
 import { reportError } from './report-error.ts';
+// Operations (docs/deploy.md): readiness, backups.
+import { registerDoctorCommand } from './commands/doctor.ts';
+import { registerBackupCommands } from './commands/backup.ts';
 
 const HELP_AFTER = `
 Configuration comes from the environment, as for the server: DATA_DIR (SQLite under ./data by
@@ -48,6 +52,11 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerLegalCommands(program);
   // The operators' audit log (customer operations: accounts, subscriptions, tokens, invoices).
   registerAuditCommand(program);
+  // Operations: readiness, backups.
+  // The same two levels above src/cli/ and dist/cli/.
+  program.version((createRequire(import.meta.url)('../../package.json') as { version: string }).version, '-V, --version', 'print the version');
+  registerDoctorCommand(program);
+  registerBackupCommands(program);
   return program;
 }
 

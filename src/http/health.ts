@@ -28,10 +28,11 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   /**
    * For the operator's monitoring, beside /healthz (which load balancers keep using, so that a
-   * missing setting never takes an instance out of rotation): 503 while the database is
-   * unreachable or, in production, while the operator's setup is incomplete (seller details,
-   * contact address, legal pages), listing what is missing. Outside production the placeholders
-   * stand in and only the database counts.
+   * missing setting never takes an instance out of rotation): 503 listing what is wrong while the
+   * database is unreachable, migrations are behind or the photo store cannot be written, and in
+   * production while the setup is incomplete (seller details, contact address, legal pages), mail
+   * has no transport or the PDF browser does not start (src/operations/readiness.ts; the slow
+   * checks are cached). Outside production the placeholders, the outbox and a missing browser do.
    */
   app.get(
     '/readyz',
@@ -46,28 +47,11 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       logLevel: 'warn',
     },
     async (_request, reply) => {
-      const problems = await setupProblems(app.services);
-      if (problems.length === 0) return { status: 'ready' as const };
-      return reply.code(503).send({ status: 'not_ready' as const, problems });
+      const report = await app.services.readiness.check();
+      if (report.ready) return { status: 'ready' as const };
+      return reply.code(503).send({ status: 'not_ready' as const, problems: [...report.problems] });
     },
   );
 };
-
-/** What keeps the service from being ready to take customers, as lines (also printed by `serve` at start). */
-export async function setupProblems(services: {
-  database: { ping(): Promise<unknown> };
-  seller: { missing(): Promise<string[]> };
-  legal: { missing(): Promise<string[]> };
-  config: { isProduction: boolean };
-}): Promise<string[]> {
-  const problems: string[] = [];
-  try {
-    await services.database.ping();
-  } catch {
-    problems.push('the database is unreachable');
-  }
-  if (services.config.isProduction) problems.push(...(await services.seller.missing()), ...(await services.legal.missing()));
-  return problems;
-}
 
 export default healthRoutes;

@@ -50,13 +50,16 @@ export interface ArchiverOptions {
 export interface ArchiveTotals {
   archived: number;
   deduplicated: number;
+  /** Attempts that failed this run, those given up included. */
   failed: number;
+  /** Of those, the photos given up on (status's "failed"); the rest are "retrying". */
+  givenUp: number;
   bytes: number;
 }
 
 type Outcome =
   | { kind: 'archived' | 'deduplicated'; bytes: number }
-  | { kind: 'failed'; reason: string; message: string }
+  | { kind: 'failed'; reason: string; message: string; givenUp?: boolean }
   /** The image process died over another photo while this one was fetched or waited: fetched again. */
   | { kind: 'lost' };
 
@@ -116,12 +119,14 @@ export class MediaArchiver {
   private async work(options: { untilIdle: boolean; signal: AbortSignal; onArchived?: (totals: ArchiveTotals) => void }): Promise<ArchiveTotals> {
     const { concurrency, hostConcurrency, log } = this.options;
     const idleMs = this.options.idleMs ?? 2_000;
-    const totals: ArchiveTotals = { archived: 0, deduplicated: 0, failed: 0, bytes: 0 };
+    const totals: ArchiveTotals = { archived: 0, deduplicated: 0, failed: 0, givenUp: 0, bytes: 0 };
     const pacer = this.options.pacing === false ? null : new ArchivePacer(this.options.pacing ?? {});
     const count = (outcome: Outcome) => {
       if (outcome.kind === 'lost') return;
-      if (outcome.kind === 'failed') totals.failed++;
-      else {
+      if (outcome.kind === 'failed') {
+        totals.failed++;
+        if (outcome.givenUp) totals.givenUp++;
+      } else {
         totals[outcome.kind]++;
         totals.bytes += outcome.bytes;
       }
@@ -200,6 +205,8 @@ export class MediaArchiver {
         );
         metrics.mediaFailures.inc({ reason: outcome.reason });
         log.debug({ url: claim.url, attempts, givenUp, error: outcome.message }, 'photo archive: attempt failed');
+        metrics.mediaFetches.inc({ outcome: outcome.kind });
+        return { ...outcome, givenUp };
       }
       metrics.mediaFetches.inc({ outcome: outcome.kind });
       return outcome;

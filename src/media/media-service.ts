@@ -64,6 +64,26 @@ export class MediaService {
     return this.options.store?.kind ?? null;
   }
 
+  /**
+   * Whether the store takes a write, for readiness: null when it does (or the archive is off), else
+   * why not. Writes, reads back and deletes a probe object whose key no photo can have (photo keys
+   * are content hashes); two instances probing at once only delete each other's probe.
+   */
+  async probeStore(): Promise<string | null> {
+    const store = this.options.store;
+    if (!store) return null;
+    const key = `${'0'.repeat(64)}-readyprobe.txt`;
+    try {
+      await store.put(key, Buffer.from('vinhistory readiness probe\n'), 'text/plain');
+      await store.stat(key);
+      await store.delete(key);
+      return null;
+    } catch (error) {
+      const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300);
+      return `the photo archive's ${store.kind} store cannot be written: ${reason}`;
+    }
+  }
+
   private urlOf(image: ArchivedImage, size: 'thumb' | null = null, prefix = this.prefix): string {
     return `${prefix}${mediaFileName({ hash: image.hash, ext: size ? RENDITION_EXT : image.ext, size })}`;
   }

@@ -1,3 +1,4 @@
+import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -63,4 +64,29 @@ export function checkOutboundUrl(input: string | URL, policy: OutboundPolicy): U
     return { ok: false, reason: `${host} is not a public address` };
   }
   return { ok: true, url };
+}
+
+/** How long a name's check when a URL is set may wait for DNS before it lets the URL through. */
+const NAME_CHECK_TIMEOUT_MS = 3_000;
+
+/**
+ * When a URL is saved (a webhook endpoint): whether its name resolves to an address the policy
+ * refuses (`localhost`, a name pointing at 10.0.0.5), so that the operator's customer hears it at
+ * once instead of from every delivery failing. A name that does not resolve, or not in time, passes:
+ * that says nothing about where it will point, and each connection is checked again anyway.
+ */
+export async function checkOutboundName(url: URL, policy: OutboundPolicy, resolve: (host: string) => Promise<string[]> = resolveAll): Promise<UrlCheck> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (policy.allowPrivate || ipaddr.isValid(host)) return { ok: true, url };
+  let timer: NodeJS.Timeout | undefined;
+  const addresses = await Promise.race([
+    resolve(host).catch(() => [] as string[]),
+    new Promise<string[]>((done) => (timer = setTimeout(() => done([]), NAME_CHECK_TIMEOUT_MS))),
+  ]).finally(() => clearTimeout(timer));
+  const refused = addresses.find((address) => !isPublicAddress(address));
+  return refused === undefined ? { ok: true, url } : { ok: false, reason: `${host} resolves to ${refused}, which is not a public address` };
+}
+
+async function resolveAll(host: string): Promise<string[]> {
+  return (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 }

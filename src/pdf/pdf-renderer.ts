@@ -83,6 +83,28 @@ export class PdfRenderer {
     };
   }
 
+  /**
+   * Whether the configured browser starts, for readiness (`/readyz`, `vinhistory doctor`): null when
+   * it does, else why not. A running shared browser answers at once; otherwise a browser of its own
+   * is started and closed, so that a check never leaves one running in a process that prints nothing.
+   */
+  async probe(options: { start: boolean; timeoutMs?: number } = { start: true }): Promise<string | null> {
+    if (!this.available) return `no browser at PDF_BROWSER_PATH (${this.options.browserPath}): report PDFs answer 503`;
+    if (!options.start) return null;
+    const timeoutMs = options.timeoutMs ?? 20_000;
+    const shared = this.browser ? await this.browser.catch(() => null) : null;
+    if (shared?.isConnected()) return null;
+    try {
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: this.options.browserPath, headless: true, args: LAUNCH_ARGS, timeout: timeoutMs });
+      await browser.close();
+      return null;
+    } catch (error) {
+      const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300);
+      return `the PDF browser at PDF_BROWSER_PATH (${this.options.browserPath}) does not start: ${reason}`;
+    }
+  }
+
   private launch(): Promise<Browser> {
     if (!this.browser) {
       // Loaded on the first PDF, not with the container: playwright-core takes longer to import

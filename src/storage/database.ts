@@ -114,3 +114,12 @@ export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
   if (result.error) throw result.error;
   return result;
 }
+
+/** The migrations this code has that the database has not run: any means the schema is behind. */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const migrator = await createMigrator(db);
+  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+// The edges (serve, the CLI) reach storage through this file alone: backups of the SQLite file.
+export { backupSqlite, markServing, restoreSqlite, servingProcesses } from './sqlite-backup.ts';

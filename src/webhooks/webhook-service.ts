@@ -1,7 +1,7 @@
 import type { Delivery, PingEventBody, WebhookEndpoint } from '../domain/webhook.ts';
 import { newId } from '../domain/ids.ts';
 import { decodeCursor, type Page } from '../domain/watch.ts';
-import { checkOutboundUrl, type OutboundPolicy } from '../outbound/outbound-policy.ts';
+import { checkOutboundName, checkOutboundUrl, type OutboundPolicy } from '../outbound/outbound-policy.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { accountSubject, Throttle, type ThrottleRule } from '../accounts/throttle.ts';
 import type { DeliveryWorker } from './delivery-worker.ts';
@@ -45,6 +45,8 @@ export class WebhookService {
       worker: DeliveryWorker;
       policy: OutboundPolicy;
       now: () => Date;
+      /** Production: a URL whose name resolves to a refused address is refused when it is set. */
+      checkNamesWhenSet?: boolean;
     },
   ) {
     this.throttle = new Throttle(options.repos.authAttempts);
@@ -66,6 +68,10 @@ export class WebhookService {
     if (trimmed.length > MAX_ENDPOINT_URL_CHARS) return { kind: 'invalid-url', reason: `at most ${MAX_ENDPOINT_URL_CHARS} characters` };
     const check = checkOutboundUrl(trimmed, this.options.policy);
     if (!check.ok) return { kind: 'invalid-url', reason: check.reason };
+    if (this.options.checkNamesWhenSet) {
+      const named = await checkOutboundName(check.url, this.options.policy);
+      if (!named.ok) return { kind: 'invalid-url', reason: named.reason };
+    }
     const now = this.options.now();
     const secret = newWebhookSecret();
     const sealed = { box: await secrets.seal(secret), hint: secretHint(secret) };

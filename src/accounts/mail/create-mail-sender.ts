@@ -5,5 +5,6 @@ import { OutboxMailSender } from './outbox-mail-sender.ts';
 import { SmtpMailSender } from './smtp-mail-sender.ts';
 
 export function createMailSender(config: Config, log: FastifyBaseLogger): MailSender {
-  return config.mail.smtpUrl ? new SmtpMailSender(config.mail.smtpUrl, config.mail.from) : new OutboxMailSender(config.dataDir, config.mail.from, log);
+  // MAIL_TRANSPORT=smtp without SMTP_URL is refused by loadConfig; outbox wins over a set SMTP_URL.
+  return config.mail.transport === 'smtp' && config.mail.smtpUrl ? new SmtpMailSender(config.mail.smtpUrl, config.mail.from) : new OutboxMailSender(config.dataDir, config.mail.from, log);
 }

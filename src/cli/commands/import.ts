@@ -116,7 +116,9 @@ export function registerImportCommand(program: Command): void {
           total.skipped > 0 ? `${total.skipped} record${total.skipped === 1 ? '' : 's'} skipped` : '',
           unreadable > 0 ? `${unreadable} file${unreadable === 1 ? '' : 's'} refused or not read completely` : '',
         ].filter(Boolean);
-        throw new CliError(`${problems.join(', ')}; everything else was loaded.`);
+        // A lone missing file loaded nothing: "everything else was loaded" would claim otherwise.
+        const loaded = total.inserted + total.updated + total.unchanged;
+        throw new CliError(`${problems.join(', ')}; ${loaded > 0 ? 'everything else was loaded' : 'nothing was loaded'}.`);
       }
     });
 }

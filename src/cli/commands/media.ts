@@ -149,18 +149,24 @@ Exit status: 0 done (failures are reported, not fatal); 1 the archive is off or 
           const display = progressDisplay(showProgress, 'archiving', before.queued + before.retrying);
           const totals: ArchiveTotals = await archiver.drain({
             signal: stop.signal,
-            onArchived: (t) => display.update(t.archived + t.deduplicated + t.failed, `archived ${t.archived + t.deduplicated}, failed ${t.failed}, ${formatBytes(t.bytes)}`),
+            onArchived: (t) =>
+              display.update(t.archived + t.deduplicated + t.failed, `archived ${t.archived + t.deduplicated}, retrying ${t.failed - t.givenUp}, failed ${t.givenUp}, ${formatBytes(t.bytes)}`),
           });
           display.stop();
           return { retried, queued, totals };
         });
-        const { totals } = result;
-        if (options.json) process.stdout.write(`${JSON.stringify({ retried_failed: result.retried, queued: result.queued, ...totals })}\n`);
-        else {
+        // In `media status`'s terms: "retrying" failed an attempt and is tried again later, "failed" was given up on.
+        const { archived, deduplicated, bytes } = result.totals;
+        const retrying = result.totals.failed - result.totals.givenUp;
+        const failed = result.totals.givenUp;
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify({ retried_failed: result.retried, queued: result.queued, archived, deduplicated, retrying, failed, bytes })}\n`);
+        } else {
           process.stdout.write(
-            `queued ${result.queued} new photos; archived ${totals.archived} (+${totals.deduplicated} already stored), failed ${totals.failed}, ${formatBytes(totals.bytes)} written\n`,
+            `queued ${result.queued} new photos; archived ${archived} (+${deduplicated} already stored), retrying ${retrying}, failed ${failed}, ${formatBytes(bytes)} written\n`,
           );
-          if (totals.failed > 0) process.stdout.write('failed photos are retried later; `vinhistory media status` lists the latest failures\n');
+          if (retrying > 0) process.stdout.write('retrying photos are tried again later; `vinhistory media status` lists the latest failures\n');
+          if (failed > 0) process.stdout.write('failed photos were given up on; `vinhistory media archive --retry-failed` tries them again\n');
         }
         if (stop.signal.aborted) throw new CliError('interrupted: run the same command again to go on', EXIT_INTERRUPTED);
       } finally {
