@@ -58,7 +58,7 @@ const adminInvoicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'adminPayInvoice',
         params: InvoiceParams,
         response: {
-          200: Type.Object({ invoice: Type.Ref(AdminInvoiceSchema), summary: Type.String({ description: 'What paying it did to the subscription.' }) }),
+          200: Type.Object({ invoice: Type.Ref(AdminInvoiceSchema), summary: Type.String({ description: 'What paying it did to the subscription.' }) }, { description: 'The invoice, now paid.' }),
           404: errorRef('NOT_FOUND', 'No invoice with that id or reference.'),
           409: errorRef('OPERATION_REFUSED', 'It is paid already, void, paid through Stripe, or can no longer apply (the message says which).'),
           ...adminErrorResponses,
@@ -82,7 +82,7 @@ const adminInvoicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'adminVoidInvoice',
         params: InvoiceParams,
         response: {
-          200: Type.Ref(AdminInvoiceSchema),
+          200: Type.Ref(AdminInvoiceSchema, { description: 'The invoice, now void.' }),
           404: errorRef('NOT_FOUND', 'No invoice with that id or reference.'),
           409: errorRef('OPERATION_REFUSED', 'The invoice is not open.'),
           ...adminErrorResponses,

@@ -62,14 +62,27 @@ describe('API documentation and health', () => {
 
   it('serves the operator document with the admin operations, their NDJSON body and the operator token scheme', async () => {
     expect(operatorDoc.openapi).toBe('3.1.0');
-    expect(Object.keys(operatorDoc.paths)).toEqual(['/admin/v1/lots']);
+    expect(Object.keys(operatorDoc.paths).sort()).toEqual([
+      '/admin/v1/accounts',
+      '/admin/v1/accounts/{account}',
+      '/admin/v1/accounts/{account}/subscription/change',
+      '/admin/v1/accounts/{account}/subscription/end',
+      '/admin/v1/accounts/{account}/subscription/extend',
+      '/admin/v1/accounts/{account}/tokens',
+      '/admin/v1/audit',
+      '/admin/v1/invoices',
+      '/admin/v1/invoices/{invoice}/pay',
+      '/admin/v1/invoices/{invoice}/void',
+      '/admin/v1/lots',
+      '/admin/v1/tokens/{token}/revoke',
+    ]);
     expect(Object.keys(operatorDoc.components.securitySchemes)).toEqual(['operatorToken']);
     const upload = operatorDoc.paths['/admin/v1/lots'].post;
     expect(upload.security).toEqual([{ operatorToken: [] }]);
     expect(upload.requestBody.required).toBe(true);
     expect(Object.keys(upload.requestBody.content)).toContain('application/x-ndjson');
     expect(upload.requestBody.description).toMatch(/gzip/);
-    expect(Object.keys(operatorDoc.components.schemas).sort()).toEqual(['AdminImportResult', 'Error']);
+    expect(Object.keys(operatorDoc.components.schemas).sort()).toEqual(['AdminAccount', 'AdminAccountDetails', 'AdminAuditEntry', 'AdminImportResult', 'AdminInvoice', 'AdminToken', 'AdminUsage', 'Error']);
   });
 
   it('gives vin and Idempotency-Key the constraints the service applies', async () => {
