@@ -143,8 +143,9 @@ describe('the customers OpenAPI document through Prism', () => {
   }
 
   const badCheckDigit = `${vin.slice(0, 8)}${vin[8] === 'X' ? '0' : 'X'}${vin.slice(9)}`;
-  const searches: { label: string; url: string; headers?: Record<string, string>; status: number; code?: string; field?: string }[] = [
+  const searches: { label: string; method?: string; url: string; body?: Json; headers?: Record<string, string>; status: number; code?: string; field?: string }[] = [
     { label: 'a malformed VIN', url: '/api/v1/search?vin=NOT-A-VIN', status: 422, code: 'invalid_request', field: 'vin' },
+    { label: 'a malformed VIN in a JSON body', method: 'POST', url: '/api/v1/search', body: { vin: 'NOT-A-VIN' }, status: 422, code: 'invalid_request', field: 'vin' },
     { label: 'a VIN with a bad check digit', url: `/api/v1/search?vin=${badCheckDigit}`, status: 422, code: 'invalid_request', field: 'vin' },
     {
       label: 'an Idempotency-Key of 256 characters',
@@ -161,8 +162,9 @@ describe('the customers OpenAPI document through Prism', () => {
     ['forwarding (default)', () => forwarding!],
     ['validating (--errors)', () => validating!],
   ])('Prism %s', (_mode, prismOf) => {
-    it.each(searches)('lets $label on GET /api/v1/search reach the server and brings back its answer', async ({ url, headers, status, code, field }) => {
-      const answer = await ask(prismOf(), 'GET', url, headers ? { headers } : {});
+    it.each(searches)('lets $label on a search reach the server and brings back its answer', async ({ method = 'GET', url, body, headers, status, code, field }) => {
+      const options = { ...(headers ? { headers } : {}), ...(body ? { body } : {}) };
+      const answer = await ask(prismOf(), method, url, options);
       expect(answer.status, JSON.stringify(answer.body)).toBe(status);
       if (status === 200) {
         expect(answer.body.vin).toBe(vin);
@@ -171,7 +173,7 @@ describe('the customers OpenAPI document through Prism', () => {
         // The server's body (its code and field), not Prism's problem+json ({ type, title, detail, validation }).
         expect(answer.body.code).toBe(code);
         expect(Object.keys(answer.body.errors)).toEqual([field]);
-        expect(answer.body).toEqual((await direct('GET', url, headers ? { headers } : {})).body);
+        expect(answer.body).toEqual((await direct(method, url, options)).body);
       }
       // Neither the request nor the server's answer breaks the document.
       expect(answer.violations).toEqual([]);
