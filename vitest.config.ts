@@ -41,11 +41,12 @@ const UNIT = [
 ];
 
 const SYSTEM = [
-  // Processes: the CLI (through dist/), Chromium, pdftotext, php.
+  // Processes: the CLI (through dist/), Chromium, pdftotext, php, Prism.
   'test/browser/**/*.test.ts',
   'test/cli/**/*.test.ts',
   'test/dev/demo/first-run.test.ts',
   'test/http/api/v1/principal-cache.test.ts',
+  'test/http/plugins/prism-proxy.test.ts',
   'test/web/account/brand.test.ts',
   'test/web/report/pdf-renderer.test.ts',
   'test/web/report/report-pdf.test.ts',

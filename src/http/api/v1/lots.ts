@@ -27,7 +27,7 @@ const LotParams = Type.Object({
  * A malformed auction or lot id (pattern, length) is left to the search service, whose messages
  * say what is wrong and list the known auctions, under errors.auction or errors.lot_id.
  */
-const SERVICE_CHECKED = ['/auction', '/lot_id', '/idempotency-key'];
+const SERVICE_CHECKED = ['/auction', '/lot_id'];
 
 /** Lookup by lot: the same Report, checks, counting, headers and Idempotency-Key rule as a search by VIN. */
 const lotRoutes: FastifyPluginAsyncTypebox = async (app) => {
