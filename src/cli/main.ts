@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { Command, type OutputConfiguration } from 'commander';
 import { registerAccountsCommands } from './commands/accounts.ts';
 import { registerAuditCommand } from './commands/audit.ts';
@@ -54,7 +54,7 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerAuditCommand(program);
   // Operations: readiness, backups.
   // The same two levels above src/cli/ and dist/cli/.
-  program.version((createRequire(import.meta.url)('../../package.json') as { version: string }).version, '-V, --version', 'print the version');
+  program.version((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version, '-V, --version', 'print the version');
   registerDoctorCommand(program);
   registerBackupCommands(program);
   return program;

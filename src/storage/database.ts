@@ -122,4 +122,4 @@ export async function pendingMigrations(db: Db): Promise<string[]> {
 }
 
 // The edges (serve, the CLI) reach storage through this file alone: backups of the SQLite file.
-export { backupSqlite, markServing, restoreSqlite, servingProcesses } from './sqlite-backup.ts';
+export { backupSqlite, markServing, restoreSqlite, servingProcesses } from './dialects/sqlite/backup.ts';

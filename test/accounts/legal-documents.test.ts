@@ -14,6 +14,8 @@ const PRODUCTION = {
   SELLER_ADDRESS: '1 Dock Road',
   SELLER_BANK_DETAILS: 'IBAN GB33 BUKB 2020 1555 5555 55',
   SUPPORT_EMAIL: 'help@acme.example',
+  // The mail transport chosen on purpose, which production's readiness asks for (docs/deploy.md).
+  MAIL_TRANSPORT: 'outbox',
 };
 
 /**

@@ -85,7 +85,7 @@ describe('vinhistory import: the feed formats', () => {
     );
     expect(result.stderr).toContain(`${botWall}: refused: looks like an HTML page (a bot wall or a login page?), not CSV or JSON\n`);
     expect(result.stderr).toContain(`${listings}: refused: a CSV with columns "id", "price", "brand"`);
-    expect(result.stderr).toContain('error: 2 files refused or not read completely; everything else was loaded.');
+    expect(result.stderr).toContain('error: 2 files refused or not read completely; nothing was loaded.');
   });
 
   it('keeps the rows of a truncated Copart file before the cut, and exits 1 naming the line', async () => {
