@@ -16,6 +16,9 @@ export const AUDIT_ACTIONS = [
   'invoice.void',
   'invoice.payee',
   'lots.import',
+  'plan.create',
+  'operator_token.create',
+  'operator_token.revoke',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

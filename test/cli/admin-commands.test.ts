@@ -58,6 +58,12 @@ describe('vinhistory admin commands', () => {
       ['vip', 'VIP', '15000', '10', '$400.00', '$3,840.00', '2000', 'public'],
       ['acme-enterprise', 'Acme Enterprise', '100000', '20', '$1,500.00', '$18,000.00', '100', 'custom'],
     ]);
+
+    // An operator action: in the audit log with what the plan is (issue 27).
+    const audit = JSON.parse((await cli('audit', '--target', 'acme-enterprise', '--json')).stdout) as { entries: { action: string; details: object }[] };
+    expect(audit.entries).toEqual([
+      expect.objectContaining({ action: 'plan.create', details: { name: 'Acme Enterprise', monthly_quota: 100000, rate_per_second: 20, monthly_price_cents: 150000, annual_price_cents: 1800000, watch_limit: 100 } }),
+    ]);
   });
 
   it('refuses a duplicate plan code', async () => {

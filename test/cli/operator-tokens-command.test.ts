@@ -39,6 +39,19 @@ describe('vinhistory operator-tokens', () => {
     expect(json.find((row) => row.name === 'copart scraper')!.revoked_at).not.toBeNull();
     expect(await runCliInProcess(['operator-tokens', 'revoke', '--id', partner.id], { dataDir: data.dir })).toMatchObject({ code: 0 });
     expect((await runCliInProcess(['operator-tokens', 'list'], { dataDir: data.dir })).stdout).not.toMatch(/\blive\b/);
+
+    // Every operator action is in the audit log (issue 27), and no secret is.
+    const audit = await runCliInProcess(['audit', '--json'], { dataDir: data.dir });
+    const entries = (JSON.parse(audit.stdout) as { entries: { action: string; target: string; actor: string }[] }).entries;
+    expect(entries.map((entry) => [entry.action, entry.target])).toEqual([
+      ['operator_token.revoke', partner.id],
+      ['operator_token.revoke', `${token.slice(0, 10)}...`],
+      ['operator_token.create', partner.id],
+      ['operator_token.create', json.find((row) => row.name === 'copart scraper')!.id],
+    ]);
+    expect(entries.every((entry) => entry.actor.startsWith('cli:'))).toBe(true);
+    expect(audit.stdout).not.toContain(token);
+    expect(audit.stdout).not.toContain(second);
   });
 
   it('refuses what is not an operator token, a customer token included, without echoing it', async () => {

@@ -2,6 +2,7 @@ import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
 import { looksLikeOperatorToken } from '../../domain/operator-token.ts';
 import { CliError } from '../cli-error.ts';
+import { cliActor } from '../operator.ts';
 import { withDatabase } from '../database.ts';
 import { parseName } from '../options.ts';
 import { formatTable } from '../table.ts';
@@ -19,7 +20,8 @@ export function registerOperatorTokensCommands(program: Command): void {
     .requiredOption('--name <name>', 'who or what uses it, to tell tokens apart (e.g. "copart scraper")', parseName)
     .action(async (options: { name: string }) => {
       await withDatabase(async ({ services }) => {
-        const { secret } = await services.operatorTokens.issue(options.name);
+        const { token, secret } = await services.operatorTokens.issue(options.name);
+        await services.operations.record(cliActor(), 'operator_token.create', token.id, { name: token.name });
         // stdout carries the token and nothing else, so that a script can capture it whole.
         process.stdout.write(`${secret}\n`);
       });
@@ -67,6 +69,7 @@ export function registerOperatorTokensCommands(program: Command): void {
         const id = options.id.trim();
         await withDatabase(async ({ services }) => {
           if (!(await services.operatorTokens.revokeById(id))) throw new CliError(`No live operator token has the id ${id}: it is unknown or already revoked.`);
+          await services.operations.record(cliActor(), 'operator_token.revoke', id, {});
         });
         process.stdout.write('operator token revoked\n');
         return;
@@ -76,6 +79,8 @@ export function registerOperatorTokensCommands(program: Command): void {
       if (!looksLikeOperatorToken(token)) throw new CliError('That is not a vinhistory operator token (expected vh_op_ followed by 32 letters and digits).', 2);
       await withDatabase(async ({ services }) => {
         if (!(await services.operatorTokens.revokeBySecret(token))) throw new CliError('No live operator token matches: it is unknown or already revoked.');
+        // The secret is never recorded: the entry names the token by the prefix `list` shows (displayPrefix: vh_op_ and four characters).
+        await services.operations.record(cliActor(), 'operator_token.revoke', `${token.slice(0, 10)}...`, { by: 'secret' });
       });
       process.stdout.write('operator token revoked\n');
     });

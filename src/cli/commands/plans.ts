@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { formatCents } from '../../billing/pricing.ts';
+import { cliActor } from '../operator.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
 import { parseName, parseNonNegativeInteger, parsePlanCode, parsePositiveInteger } from '../options.ts';
@@ -42,6 +43,14 @@ export function registerPlansCommands(program: Command): void {
         });
         if (outcome.kind === 'code-taken') throw new CliError(`A plan with code "${options.code}" already exists.`);
         const { plan } = outcome;
+        await services.operations.record(cliActor(), 'plan.create', plan.code, {
+          name: plan.name,
+          monthly_quota: plan.monthlyQuota,
+          rate_per_second: plan.ratePerSecond,
+          monthly_price_cents: plan.monthlyPriceCents,
+          annual_price_cents: plan.annualPriceCents,
+          watch_limit: plan.watchLimit,
+        });
         process.stdout.write(
           `created plan ${plan.code} (${plan.name}): ${plan.monthlyQuota} searches/month, ${plan.ratePerSecond}/second, ` +
             `${formatCents(plan.monthlyPriceCents)}/month or ${formatCents(plan.annualPriceCents)}/year, ${plan.watchLimit} watches\n`,
