@@ -13,6 +13,7 @@ export type NewOperatorToken = NewSecretToken;
 export const generateOperatorToken = (): NewOperatorToken => OPERATOR_TOKENS.generate();
 export const hashOperatorToken = (token: string): string => OPERATOR_TOKENS.hash(token);
 export const looksLikeOperatorToken = (value: string): boolean => OPERATOR_TOKENS.looksLike(value);
+export const operatorTokenDisplayPrefix = (token: string): string => OPERATOR_TOKENS.displayPrefix(token);
 export const operatorTokenFromAuthorization = (header: string | undefined): string | null => OPERATOR_TOKENS.fromAuthorization(header);
 
 /** `optok_` + 16 base36 characters: prefixed like the other ids, for logs and lists. */

@@ -36,7 +36,12 @@ export class SecretTokenFormat {
 
   generate(): NewSecretToken {
     const token = this.prefix + toBase62(randomBytes(24), 32);
-    return { token, hash: this.hash(token), displayPrefix: token.slice(0, this.prefix.length + 4) };
+    return { token, hash: this.hash(token), displayPrefix: this.displayPrefix(token) };
+  }
+
+  /** The non-secret beginning kept with a token (its prefix and four characters), to name it in lists and logs. */
+  displayPrefix(token: string): string {
+    return token.slice(0, this.prefix.length + 4);
   }
 
   hash(token: string): string {

@@ -1,6 +1,6 @@
 import { text } from 'node:stream/consumers';
 import type { Command } from 'commander';
-import { looksLikeOperatorToken } from '../../domain/operator-token.ts';
+import { looksLikeOperatorToken, operatorTokenDisplayPrefix } from '../../domain/operator-token.ts';
 import { CliError } from '../cli-error.ts';
 import { cliActor } from '../operator.ts';
 import { withDatabase } from '../database.ts';
@@ -79,8 +79,8 @@ export function registerOperatorTokensCommands(program: Command): void {
       if (!looksLikeOperatorToken(token)) throw new CliError('That is not a vinhistory operator token (expected vh_op_ followed by 32 letters and digits).', 2);
       await withDatabase(async ({ services }) => {
         if (!(await services.operatorTokens.revokeBySecret(token))) throw new CliError('No live operator token matches: it is unknown or already revoked.');
-        // The secret is never recorded: the entry names the token by the prefix `list` shows (displayPrefix: vh_op_ and four characters).
-        await services.operations.record(cliActor(), 'operator_token.revoke', `${token.slice(0, 10)}...`, { by: 'secret' });
+        // The secret is never recorded: the entry names the token by the prefix `list` shows.
+        await services.operations.record(cliActor(), 'operator_token.revoke', `${operatorTokenDisplayPrefix(token)}...`, { by: 'secret' });
       });
       process.stdout.write('operator token revoked\n');
     });
