@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LedgerStatements } from '../../src/storage/ledger-statements.ts';
 import type { TokenPrincipal } from '../../src/domain/principal.ts';
 import { PrincipalRecheck, principalHolds, type SubscriptionInForceRow } from '../../src/storage/principal-recheck.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
@@ -153,5 +155,43 @@ describe.each(DIALECTS)('PrincipalRecheck.holds (%s)', (dialect) => {
       })
       .catch((error: Error) => expect(error.message).toBe('roll back'));
     expect(await recheck.holds(t.db.kysely, read, at(now))).toBe(true);
+  });
+});
+
+/**
+ * SQLite (built with STAT4, as better-sqlite3 is) re-prepares a statement every time a parameter
+ * it compared with a partial index's condition is bound to a new value: a search's commit paid a
+ * parse and plan per search (0.6 M instructions) for `is_default = ?` beside
+ * brands_one_default_idx (docs/benchmarks.md, issue 23). The search path's statements state such
+ * conditions as literals.
+ */
+describe('the search path binds no parameter that a partial index condition is compared with', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase('sqlite');
+  });
+  afterAll(async () => {
+    await t?.destroy();
+  });
+
+  it('names no column of a partial index condition against a bound parameter', async () => {
+    const { rows } = await sql<{ name: string; table: string; sql: string }>`select name, tbl_name as "table", sql from sqlite_master where type = 'index' and sql like '% where %'`.execute(t.db.kysely);
+    const conditions = rows.flatMap(({ name, table, sql: text }) =>
+      [...text.slice(text.toLowerCase().lastIndexOf(' where ')).matchAll(/"([a-z_]+)"\s*(?:=|!=|<>|<|>|is|in)/gi)].map((m) => ({ index: name, table, column: m[1]! })),
+    );
+    expect(conditions).toContainEqual({ index: 'brands_one_default_idx', table: 'brands', column: 'is_default' });
+    const recheck = new PrincipalRecheck(t.db.kysely);
+    const ledger = new LedgerStatements(t.db.kysely);
+    const statements = [recheck.liveToken.sql, recheck.subscriptionInForce.sql, ledger.count.sql, ledger.selectUsed.sql, ledger.earlierKey.sql];
+    const offending = statements.flatMap((text) =>
+      conditions
+        .filter(({ table, column }) => {
+          // The table by its name, or by each alias the statement gives it.
+          const names = [table, ...[...text.matchAll(new RegExp(`"${table}" as "([a-z_]+)"`, 'g'))].map((m) => m[1]!)];
+          return names.some((name) => new RegExp(`"${name}"\\."${column}"\\s*(?:=|!=|<>|<=|>=|<|>)\\s*\\?`).test(text));
+        })
+        .map(({ index, column }) => `${column} (${index}) in: ${text}`),
+    );
+    expect(offending).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Db } from '../database.ts';
 import type { ApiTokenRow, Database } from '../schema.ts';
 import { generateApiToken, hashApiToken, type ApiToken, type ApiTokenKind } from '../../domain/api-token.ts';
@@ -190,7 +190,11 @@ function principalQuery(k: Kysely<Database>, at: string) {
       // The brand whose report base URL the token's report_url uses: the token's own, else the
       // account's default (at most one), each an index probe.
       .leftJoin('brands as tb', (join) => join.onRef('tb.id', '=', 't.brand_id').onRef('tb.account_id', '=', 't.account_id'))
-      .leftJoin('brands as db', (join) => join.onRef('db.account_id', '=', 't.account_id').on('db.is_default', '=', 1))
+      // `is_default = 1` as a literal, never a bound parameter: it matches the partial index
+      // brands_one_default_idx, and SQLite re-prepares a statement whose parameter it compared with a
+      // partial index's condition whenever that parameter is bound again (on every search: 0.6 M
+      // more instructions a search, docs/benchmarks.md, issue 23).
+      .leftJoin('brands as db', (join) => join.onRef('db.account_id', '=', 't.account_id').on('db.is_default', '=', sql.lit(1)))
       .select([
         't.id as tokenId',
         't.account_id as accountId',
