@@ -51,6 +51,8 @@ const SYSTEM = [
   'test/web/report/pdf-renderer.test.ts',
   'test/web/report/report-pdf.test.ts',
   'test/webhooks/signature-samples.test.ts',
+  // Both SDKs against a live server; the Python one in a virtualenv it makes (and caches).
+  'test/sdks/live-server.test.ts',
   // Nothing to run without PostgreSQL or Redis.
   'test/limits/rate/redis-health.test.ts',
   'test/limits/rate/redis-rate-limiter.test.ts',

@@ -1,0 +1,99 @@
+# The Python SDK's calls against a live server, run by test/sdks/live-server.test.ts in one
+# process: it reads what to call from the environment and prints one JSON object of what it saw,
+# which the test checks. Sync and asyncio clients both.
+import asyncio
+import json
+import os
+import sys
+import time
+
+from vinhistory import (
+    AsyncVinhistory,
+    AuthenticationError,
+    NotFoundError,
+    RateLimitError,
+    UnprocessableEntityError,
+    Vinhistory,
+    VinhistoryApiError,
+    parse_webhook_event,
+    verify_webhook_signature,
+)
+
+env = os.environ
+base_url = env["BASE_URL"]
+seen = {}
+
+
+def error_of(call):
+    try:
+        call()
+    except VinhistoryApiError as error:
+        return {"class": type(error).__name__, "status": error.status, "code": error.code, "message": error.message, "errors": error.errors, "request_id": error.request_id}
+    return None
+
+
+with Vinhistory(env["TOKEN"], base_url) as client:
+    headers = {}
+    report = client.search_post({"vin": env["VIN"]}, options={"on_response": lambda response: headers.update(response.headers)})
+    seen["search"] = {"vin": report["vin"], "lots": [lot["lot_id"] for lot in report["lots"]], "report_url": report["report_url"], "ratelimit": headers.get("ratelimit")}
+    seen["search_get"] = client.search_get(vin=env["VIN"].lower())["vin"]
+    seen["lot_lookup"] = client.lot_lookup(auction="copart", lot_id=int(env["LOT_ID"]))["vin"]
+    seen["not_found"] = error_of(lambda: client.search_get(vin=env["UNKNOWN_VIN"]))
+    seen["invalid"] = error_of(lambda: client.search_get(vin="NOT-A-VIN"))
+    seen["usage"] = client.usage()["used"]
+    created = [client.create_watch({"vin": vin}) for vin in env["WATCH_VINS"].split(",")]
+    seen["watch_ids"] = [watch["id"] for watch in created]
+    seen["watches_paged"] = [watch["id"] for watch in client.iter_list_watches(limit=1)]
+    client.delete_watch(id=created[0]["id"])
+    seen["delete_again"] = error_of(lambda: client.delete_watch(id=created[0]["id"]))
+
+with Vinhistory("vh_live_" + "0" * 32, base_url) as stranger:
+    seen["unauthenticated"] = error_of(stranger.usage)
+
+# A rate of one search a second: the second search at once is a 429. Without an Idempotency-Key
+# a counted call is not retried; with one, it is, after Retry-After.
+with Vinhistory(env["SLOW_TOKEN"], base_url, max_retries=2) as slow:
+    answers = []
+    slow.search_get(vin=env["VIN"])
+    seen["no_key"] = error_of(lambda: slow.search_get(vin=env["VIN"], options={"on_response": lambda r: answers.append(r.status_code)}))
+    seen["no_key_attempts"] = answers[:]
+    answers.clear()
+    started = time.monotonic()
+    seen["with_key"] = slow.search_get(vin=env["VIN"], idempotency_key="py-retry-1", options={"on_response": lambda r: answers.append(r.status_code)})["vin"]
+    seen["with_key_attempts"] = answers[:]
+    seen["with_key_waited"] = time.monotonic() - started
+
+# A quota of one: Retry-After is the period's end, far beyond max_retry_delay: raised at once.
+with Vinhistory(env["SPENT_TOKEN"], base_url) as spent:
+    answers = []
+    seen["quota"] = error_of(lambda: spent.search_get(vin=env["VIN"], idempotency_key="py-quota-1", options={"on_response": lambda r: answers.append(r.status_code)}))
+    seen["quota_attempts"] = answers
+
+
+async def run_async():
+    async with AsyncVinhistory(env["TOKEN"], base_url) as client:
+        report = await client.search_get(vin=env["VIN"])
+        paged = [watch["id"] async for watch in client.iter_list_watches(limit=1)]
+        try:
+            await client.search_get(vin=env["UNKNOWN_VIN"])
+            missing = None
+        except NotFoundError as error:
+            missing = error.code
+        return {"vin": report["vin"], "watches_paged": paged, "not_found_code": missing}
+
+
+seen["async"] = asyncio.run(run_async())
+
+body = env["WEBHOOK_BODY"].encode("utf-8")
+signature = env["WEBHOOK_SIGNATURE"]
+secret = env["WEBHOOK_SECRET"]
+seen["signature"] = {
+    "valid": verify_webhook_signature(signature, body, secret),
+    "wrong_secret": verify_webhook_signature(signature, body, "whsec_wrong"),
+    "altered": verify_webhook_signature(signature, body + b" ", secret),
+    "too_old": verify_webhook_signature(signature, body, secret, now=time.time() + 3600),
+    "event_type": parse_webhook_event(signature, body, secret)["type"],
+}
+seen["classes"] = [cls.__name__ for cls in (AuthenticationError, RateLimitError, UnprocessableEntityError)]
+
+json.dump(seen, sys.stdout)
