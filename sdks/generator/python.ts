@@ -1,6 +1,5 @@
-import { pascalName, snakeName } from '../../src/web/site/sdk-names.ts';
+import { pascalName, snakeName, takesNumber } from '../../src/web/site/sdk-names.ts';
 import { isObject, type ApiModel, type Json, type Operation, type Parameter, type Schema } from './openapi-model.ts';
-import { takesNumber } from './typescript.ts';
 
 /**
  * Writes the Python SDK's generated part: `vinhistory/_types.py` (a TypedDict per object schema,

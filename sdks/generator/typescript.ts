@@ -1,4 +1,4 @@
-import { camelName, pascalName } from '../../src/web/site/sdk-names.ts';
+import { camelName, pascalName, takesNumber } from '../../src/web/site/sdk-names.ts';
 import { isObject, type ApiModel, type Json, type Operation, type Parameter, type Schema } from './openapi-model.ts';
 
 /**
@@ -24,17 +24,6 @@ export function jsDoc(text: string, indent: string): string {
 }
 
 const typeName = (ref: string): string => pascalName(ref.split('/').at(-1)!);
-
-/** A string parameter whose pattern takes only digits (`limit`, `lot_id`): a number is accepted too. */
-export function takesNumber(schema: Schema): boolean {
-  if (!isObject(schema) || schema.type !== 'string' || typeof schema.pattern !== 'string') return false;
-  try {
-    const pattern = new RegExp(schema.pattern);
-    return pattern.test('1') && !pattern.test('a') && !pattern.test('');
-  } catch {
-    return false;
-  }
-}
 
 const union = (types: string[]): string => {
   const unique = [...new Set(types)];

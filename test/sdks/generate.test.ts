@@ -2,7 +2,8 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driftedFiles } from '../../sdks/generate.ts';
 import { generateSdks } from '../../sdks/generator/index.ts';
-import { createTestApp, type TestApp } from '../support/app.ts';
+import { createTestApp, TEST_BASE_URL, type TestApp } from '../support/app.ts';
+import { presentReference } from '../../src/web/site/docs.ts';
 
 /**
  * The SDKs are generated from the customers' OpenAPI document (sdks/generate.ts): the committed
@@ -28,6 +29,21 @@ describe('the generated SDKs', () => {
         expect(files.get('sdks/python/vinhistory/_client.py'), `${method} ${path}`).toContain(`path="${path}"`);
         expect(operation.operationId).toBeTruthy();
       }
+    }
+  });
+
+  it('are what the /docs samples call: every TypeScript and Python sample names a method of its SDK', async () => {
+    const document = (await t.app.inject({ url: '/api/v1/openapi.json' })).json();
+    const files = generateSdks(document);
+    const operations = presentReference(document, TEST_BASE_URL).sections.flatMap((section) => section.operations);
+    expect(operations.length).toBeGreaterThan(3);
+    for (const operation of operations) {
+      const typescript = operation.samples.find((sample) => sample.language === 'TypeScript')!.code;
+      const python = operation.samples.find((sample) => sample.language === 'Python')!.code;
+      const tsMethod = /client\.(\w+)\(/.exec(typescript)![1]!;
+      const pyMethod = /client\.(\w+)\(/.exec(python)![1]!;
+      expect(files.get('sdks/typescript/src/generated/client.ts'), operation.id).toContain(`\n  ${tsMethod}(`);
+      expect(files.get('sdks/python/vinhistory/_client.py'), operation.id).toContain(`    def ${pyMethod}(`);
     }
   });
 

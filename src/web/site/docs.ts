@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { renderInlineMarkdown, renderMarkdown } from '../markdown.ts';
+import { pythonSample, typescriptSample, type SampleOperation } from './sdk-samples.ts';
 
 type Json = { [key: string]: unknown };
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -61,9 +62,16 @@ function exampleOf(schema: unknown): string | null {
   return typeof examples[0] === 'string' ? examples[0] : null;
 }
 
-/** The four samples of an operation: curl, JavaScript (fetch), Python (requests) and PHP (curl extension). */
-export function codeSamples(baseUrl: string, method: string, path: string, query: Record<string, string>, body: Record<string, string> | null): CodeSample[] {
-  const search = new URLSearchParams(query).toString();
+/**
+ * The four samples of an operation: curl, the TypeScript and Python SDKs (sdks/, their calls
+ * written by sdk-samples.ts from the names the SDKs' generator gives) and PHP (curl extension).
+ */
+export function codeSamples(baseUrl: string, operation: SampleOperation, query: Record<string, string>): CodeSample[] {
+  const { method, body } = operation;
+  // Path parameters go into the path (their examples, or the {name} left for the reader), never the query.
+  const inPath = operation.parameters.filter((parameter) => parameter.in === 'path');
+  const path = inPath.reduce((filled, parameter) => (parameter.example ? filled.replace(`{${parameter.name}}`, encodeURIComponent(parameter.example)) : filled), operation.path);
+  const search = new URLSearchParams(Object.entries(query).filter(([name]) => !inPath.some((parameter) => parameter.name === name))).toString();
   const url = `${baseUrl}${path}${search ? `?${search}` : ''}`;
   const upper = method.toUpperCase();
   const json = body ? JSON.stringify(body) : null;
@@ -71,28 +79,6 @@ export function codeSamples(baseUrl: string, method: string, path: string, query
     `curl${upper === 'GET' ? '' : ` -X ${upper}`} "${url}" \\`,
     `  -H "Authorization: $VINHISTORY_TOKEN"${json ? ' \\' : ''}`,
     ...(json ? [`  -H "Content-Type: application/json" \\`, `  -d '${json}'`] : []),
-  ].join('\n');
-  const javascript = [
-    `const response = await fetch('${url}', {`,
-    ...(upper === 'GET' ? [] : [`  method: '${upper}',`]),
-    `  headers: { Authorization: process.env.VINHISTORY_TOKEN${json ? ", 'Content-Type': 'application/json'" : ''} },`,
-    ...(json ? [`  body: JSON.stringify(${JSON.stringify(body)}),`] : []),
-    '});',
-    'const data = await response.json();',
-    'console.log(response.status, data);',
-  ].join('\n');
-  const python = [
-    'import os',
-    'import requests',
-    '',
-    `response = requests.${upper.toLowerCase()}(`,
-    `    "${baseUrl}${path}",`,
-    ...(search ? [`    params=${JSON.stringify(query).replace(/":/g, '": ')},`] : []),
-    ...(json ? [`    json=${JSON.stringify(body).replace(/":/g, '": ')},`] : []),
-    '    headers={"Authorization": os.environ["VINHISTORY_TOKEN"]},',
-    '    timeout=30,',
-    ')',
-    'print(response.status_code, response.json())',
   ].join('\n');
   const php = [
     '<?php',
@@ -109,14 +95,29 @@ export function codeSamples(baseUrl: string, method: string, path: string, query
   ].join('\n');
   return [
     { language: 'curl', code: curl },
-    { language: 'JavaScript', code: javascript },
-    { language: 'Python', code: python },
+    { language: 'TypeScript', code: typescriptSample(baseUrl, operation) },
+    { language: 'Python', code: pythonSample(baseUrl, operation) },
     { language: 'PHP', code: php },
   ];
 }
 
 function phpArray(values: Record<string, string>): string {
   return `[${Object.entries(values).map(([key, value]) => `'${key}' => '${value.replace(/'/g, "\\'")}'`).join(', ')}]`;
+}
+
+/**
+ * The body the SDK samples send: the required fields' examples, or where the body requires none by
+ * itself (a watch by VIN or by lot) the first field with an example, so that the call is one the
+ * SDK's types take.
+ */
+function sdkBody(schema: Json, required: Record<string, string>): Record<string, string> {
+  if (Object.keys(required).length) return required;
+  const properties = isObject(schema.properties) ? schema.properties : {};
+  for (const [name, property] of Object.entries(properties)) {
+    const example = exampleOf(property);
+    if (example) return { [name]: example };
+  }
+  return {};
 }
 
 /**
@@ -163,7 +164,20 @@ export function presentReference(document: Json, baseUrl: string): Reference {
         html: renderMarkdown(text(raw.description)),
         parameters,
         responses: Object.entries(responses).map(([status, response]) => ({ status, html: renderInlineMarkdown(text(isObject(response) ? response.description : '')) })),
-        samples: codeSamples(baseUrl, method, path, query, bodySchema ? bodyExample : null),
+        samples: codeSamples(
+          baseUrl,
+          {
+            operationId: raw.operationId,
+            method,
+            path,
+            parameters: (Array.isArray(raw.parameters) ? raw.parameters.filter(isObject) : [])
+              .filter((parameter) => parameter.in === 'path' || (parameter.in === 'query' && parameter.required === true))
+              .map((parameter) => ({ name: text(parameter.name), in: parameter.in === 'path' ? 'path' : 'query', schema: parameter.schema, example: exampleOf(parameter) ?? exampleOf(parameter.schema) })),
+            body: bodySchema ? sdkBody(bodySchema, bodyExample) : null,
+            answersBody: Object.entries(responses).some(([status, response]) => status.startsWith('2') && isObject(response) && isObject(response.content)),
+          },
+          query,
+        ),
       });
     }
   }

@@ -52,3 +52,19 @@ export function sdkMethodName(operation: { operationId?: unknown; method: string
 export function pythonMethodName(operation: { operationId?: unknown; method: string; path: string }): string {
   return snakeName(sdkMethodName(operation));
 }
+
+/**
+ * A string parameter whose pattern takes only digits (`limit`, `lot_id` in a path): the SDKs take
+ * a number for it too, and the samples show one.
+ */
+export function takesNumber(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  const { type, pattern } = schema as { type?: unknown; pattern?: unknown };
+  if (type !== 'string' || typeof pattern !== 'string') return false;
+  try {
+    const regex = new RegExp(pattern);
+    return regex.test('1') && !regex.test('a') && !regex.test('');
+  } catch {
+    return false;
+  }
+}
