@@ -36,6 +36,7 @@ const UNIT = [
   'test/limits/rate/memory-rate-limiter.test.ts',
   'test/media/archive-pacer.test.ts',
   'test/search/sandbox/**/*.test.ts',
+  'test/sdks/typescript-core.test.ts',
   'test/storage/database-busy.test.ts',
   'test/storage/dialects/postgres/batched-reads.test.ts',
 ];

@@ -212,6 +212,11 @@ describe('the SDKs against a live server', () => {
       expect(seen.quota_attempts).toEqual([429]);
       expect(seen.async).toEqual({ vin, watches_paged: expect.any(Array), not_found_code: 'no_records' });
       expect([...seen.async.watches_paged].sort()).toEqual(seen.watch_ids.slice(1).sort());
+      expect(seen.mock_free).toEqual({ answer: 1, sent: 3, waits: [2, 2] });
+      expect(seen.mock_bound).toMatchObject({ error: { class: 'ServiceUnavailableError', status: 503, code: 'service_busy' }, sent: 3 });
+      expect(seen.mock_unkeyed).toMatchObject({ error: { class: 'ServiceUnavailableError' }, sent: 1 });
+      expect(seen.mock_keyed).toEqual({ answer: 'V', keys: ['k-1', 'k-1'] });
+      expect(seen.mock_502).toMatchObject({ error: { class: 'InternalServerError', status: 502 }, sent: 1 });
       expect(seen.signature).toEqual({ valid: true, wrong_secret: false, altered: false, too_old: false, event_type: 'ping' });
     });
   });

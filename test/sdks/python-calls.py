@@ -7,6 +7,8 @@ import os
 import sys
 import time
 
+import httpx
+
 from vinhistory import (
     AsyncVinhistory,
     AuthenticationError,
@@ -94,6 +96,34 @@ seen["signature"] = {
     "too_old": verify_webhook_signature(signature, body, secret, now=time.time() + 3600),
     "event_type": parse_webhook_event(signature, body, secret)["type"],
 }
+
+# The transport's rules on answers a mock gives (no server): a free call retried on 503 after
+# Retry-After up to max_retries, a counted one only with a key, another status never.
+def mocked(statuses):
+    sent = []
+    waits = []
+
+    def answer(request):
+        sent.append(request.headers.get("idempotency-key"))
+        status = statuses[min(len(sent) - 1, len(statuses) - 1)]
+        if status == 200:
+            return httpx.Response(200, json={"used": 1, "vin": "V"})
+        return httpx.Response(status, json={"code": "service_busy", "message": "busy"}, headers={"retry-after": "2"})
+
+    client = Vinhistory("vh_live_x", "https://api.example.com", max_retries=2, http_client=httpx.Client(transport=httpx.MockTransport(answer)), sleep=waits.append)
+    return client, sent, waits
+
+
+client, sent, waits = mocked([503, 503, 200])
+seen["mock_free"] = {"answer": client.usage()["used"], "sent": len(sent), "waits": waits}
+client, sent, waits = mocked([503])
+seen["mock_bound"] = {"error": error_of(client.usage), "sent": len(sent)}
+client, sent, waits = mocked([503, 200])
+seen["mock_unkeyed"] = {"error": error_of(lambda: client.search_post({"vin": "V"})), "sent": len(sent)}
+client, sent, waits = mocked([503, 200])
+seen["mock_keyed"] = {"answer": client.search_post({"vin": "V"}, idempotency_key="k-1")["vin"], "keys": sent}
+client, sent, waits = mocked([502, 200])
+seen["mock_502"] = {"error": error_of(client.usage), "sent": len(sent)}
 seen["classes"] = [cls.__name__ for cls in (AuthenticationError, RateLimitError, UnprocessableEntityError)]
 
 json.dump(seen, sys.stdout)

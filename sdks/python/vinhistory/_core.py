@@ -132,9 +132,18 @@ class _Base:
     def _read(response: httpx.Response, answer: str) -> Any:
         if response.status_code == 204 or answer == "empty":
             return None
-        if answer == "text":
+        # The answer's own Content-Type decides, the document's media type only when it names none:
+        # a caller who asks for another representation (Accept: text/csv) gets it as text.
+        media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media_type in ("application/x-ndjson", "application/jsonl"):
+            kind = "ndjson"
+        elif media_type == "application/json" or media_type.endswith("+json"):
+            kind = "json"
+        else:
+            kind = "text" if media_type else answer
+        if kind == "text":
             return response.text
-        if answer == "ndjson":
+        if kind == "ndjson":
             return [json.loads(line) for line in response.text.splitlines() if line.strip()]
         return response.json()
 

@@ -183,9 +183,13 @@ export class ClientCore {
       await response.body?.cancel();
       return undefined;
     }
+    // The answer's own Content-Type decides, the document's media type only when it names none:
+    // a caller who asks for another representation (`Accept: text/csv`) gets it as text.
+    const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const kind = type === 'application/x-ndjson' || type === 'application/jsonl' ? 'ndjson' : type === 'application/json' || type.endsWith('+json') ? 'json' : type ? 'text' : answer;
     const text = await response.text();
-    if (answer === 'text') return text;
-    if (answer === 'ndjson') return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as unknown);
+    if (kind === 'text') return text;
+    if (kind === 'ndjson') return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as unknown);
     return JSON.parse(text) as unknown;
   }
 
