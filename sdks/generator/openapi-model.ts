@@ -182,3 +182,16 @@ export function readModel(document: Json): ApiModel {
   const errorCodes = isObject(code) && Array.isArray(code.enum) ? code.enum.filter((value): value is string => typeof value === 'string') : [];
   return { title: text(info.title), version: text(info.version), operations, schemas, errorCodes };
 }
+
+/**
+ * The schema of one line of an NDJSON answer: the items of an array schema, the schema itself when
+ * it describes a value, and a JSON object when the document describes only the text (`type:
+ * string`, "one JSON object per line"), as NDJSON answers here are.
+ */
+export function ndjsonLine(schema: Schema | null): Schema {
+  if (isObject(schema) && schema.type === 'array') return isObject(schema.items) || typeof schema.items === 'boolean' ? schema.items : true;
+  if (schema === null || schema === true || (isObject(schema) && (schema.type === 'string' || Object.keys(schema).every((key) => key === 'description')))) {
+    return { type: 'object', additionalProperties: true };
+  }
+  return schema;
+}

@@ -1,5 +1,5 @@
 import { pascalName, snakeName, takesNumber } from '../../src/web/site/sdk-names.ts';
-import { isObject, type ApiModel, type Json, type Operation, type Parameter, type Schema } from './openapi-model.ts';
+import { isObject, ndjsonLine, type ApiModel, type Json, type Operation, type Parameter, type Schema } from './openapi-model.ts';
 
 /**
  * Writes the Python SDK's generated part: `vinhistory/_types.py` (a TypedDict per object schema,
@@ -90,8 +90,9 @@ class PythonTypes {
         return `List[${this.type(schema.items as Schema | undefined, `${context}Item`)}]`;
       default:
         if (isObject(schema.properties) && Object.keys(schema.properties).length > 0) return this.typedDict(schema, context, false);
-        if (schema.type === 'object' || isObject(schema.additionalProperties)) {
-          const extra = schema.additionalProperties;
+        if (schema.type === 'object' || isObject(schema.additionalProperties) || isObject(schema.patternProperties)) {
+          // TypeBox's Record writes `patternProperties`: a map whose keys follow a pattern.
+          const extra = schema.additionalProperties ?? (isObject(schema.patternProperties) ? Object.values(schema.patternProperties)[0] : undefined);
           return `Dict[str, ${isObject(extra) ? this.type(extra, `${context}Value`) : 'Any'}]`;
         }
         return 'Any';
@@ -169,8 +170,7 @@ function successType(types: PythonTypes, operation: Operation): string {
     if (answer.kind === 'empty') return 'None';
     if (answer.kind === 'text') return 'str';
     if (answer.kind === 'ndjson') {
-      const line = isObject(answer.schema) && answer.schema.type === 'array' ? (answer.schema.items as Schema) : answer.schema;
-      return `List[${types.type(line, `${names.response}Line`)}]`;
+      return `List[${types.type(ndjsonLine(answer.schema), `${names.response}Line`)}]`;
     }
     return types.type(answer.schema, `${names.response}${operation.success.length > 1 ? answer.status : ''}`);
   });

@@ -1,5 +1,5 @@
 import { camelName, pascalName, takesNumber } from '../../src/web/site/sdk-names.ts';
-import { isObject, type ApiModel, type Json, type Operation, type Parameter, type Schema } from './openapi-model.ts';
+import { isObject, ndjsonLine, type ApiModel, type Json, type Operation, type Parameter, type Schema } from './openapi-model.ts';
 
 /**
  * Writes the TypeScript SDK's generated part: `src/generated/types.ts` (a type per component
@@ -49,7 +49,9 @@ function objectType(schema: Json, indent: string, optionalAll = false): string {
   for (const name of required) {
     if (typeof name === 'string' && !(name in properties)) lines.push(`${inner}${key(name)}: unknown;`);
   }
-  const extra = schema.additionalProperties;
+  // TypeBox's Record writes `patternProperties`: a map whose keys follow a pattern, typed like additionalProperties.
+  const patterned = isObject(schema.patternProperties) ? Object.values(schema.patternProperties)[0] : undefined;
+  const extra = schema.additionalProperties ?? patterned;
   const rest = extra === undefined || extra === false ? null : extra === true ? 'unknown' : tsType(extra as Schema, inner);
   if (lines.length === 0) return rest ? `{ [key: string]: ${rest} }` : schema.additionalProperties === false ? 'Record<string, never>' : '{ [key: string]: unknown }';
   const body = `{\n${lines.join('\n')}\n${indent}}`;
@@ -98,7 +100,7 @@ export function tsType(schema: Schema | null | undefined, indent = ''): string {
     case 'object':
       return objectType(schema, indent);
     default:
-      return isObject(schema.properties) ? objectType(schema, indent) : 'unknown';
+      return isObject(schema.properties) || isObject(schema.patternProperties) ? objectType(schema, indent) : 'unknown';
   }
 }
 
@@ -121,8 +123,7 @@ function successType(operation: Operation): string {
     if (answer.kind === 'empty') return 'void';
     if (answer.kind === 'text') return 'string';
     if (answer.kind === 'ndjson') {
-      const line = isObject(answer.schema) && answer.schema.type === 'array' ? (answer.schema.items as Schema) : answer.schema;
-      return `Array<${tsType(line)}>`;
+      return `Array<${tsType(ndjsonLine(answer.schema))}>`;
     }
     return tsType(answer.schema);
   });

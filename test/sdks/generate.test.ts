@@ -2,6 +2,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driftedFiles } from '../../sdks/generate.ts';
 import { generateSdks } from '../../sdks/generator/index.ts';
+import { ndjsonLine } from '../../sdks/generator/openapi-model.ts';
 import { createTestApp, TEST_BASE_URL, type TestApp } from '../support/app.ts';
 import { presentReference } from '../../src/web/site/docs.ts';
 
@@ -88,7 +89,13 @@ describe('the generated SDKs', () => {
               },
             },
             parameters: [{ in: 'header', name: 'idempotency-key', schema: { type: 'string' } }],
-            responses: { 202: { description: 'Queued.', content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'string' }, counts: { type: 'object', additionalProperties: { type: 'integer' } } } } } } }, 422: error },
+            responses: {
+              202: {
+                description: 'Queued.',
+                content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'string' }, counts: { type: 'object', patternProperties: { '^[0-9]{3}$': { type: 'integer' } } } } } } },
+              },
+              422: error,
+            },
           },
         },
         '/api/v1/batches/{id}/results': {
@@ -114,6 +121,9 @@ describe('the generated SDKs', () => {
     expect(client).toContain("postBatches(body: PostBatchesBody | string, params: PostBatchesParams = {}, options?: RequestOptions)");
     expect(client).toContain("textMediaType: 'text/csv', counted: true");
     expect(client).toContain("answer: 'ndjson'");
+    // A TypeBox Record (patternProperties) is a map of its values' type.
+    expect(files.get('sdks/typescript/src/generated/types.ts')).toContain('counts?: { [key: string]: number };');
+    expect(files.get('sdks/python/vinhistory/_types.py')).toContain('counts: NotRequired[Dict[str, int]]');
     for (const [file, text] of files) {
       if (!file.endsWith('.ts')) continue;
       const output = ts.transpileModule(text, { reportDiagnostics: true, compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
@@ -124,6 +134,9 @@ describe('the generated SDKs', () => {
     expect(python).toContain('def iter_search_lots(');
     expect(python).toContain('def post_batches(self, body: Union[PostBatchesBody, str], *');
     expect(python).toContain('def batch_results(self, *, id: str');
+    // NDJSON described only as text ("one JSON object per line", as the batches' results are) is read as objects.
+    expect(ndjsonLine({ type: 'string', description: 'One JSON object per line.' })).toEqual({ type: 'object', additionalProperties: true });
+    expect(ndjsonLine({ type: 'array', items: { $ref: '#/components/schemas/Lot' } })).toEqual({ $ref: '#/components/schemas/Lot' });
     // A key that is not a Python name makes the functional TypedDict form.
     expect(files.get('sdks/python/vinhistory/_types.py')).toContain('"from": "NotRequired[str]"');
   });
