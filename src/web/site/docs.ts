@@ -8,7 +8,7 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ''
 
 export interface ReferenceParameter {
   name: string;
-  where: 'query' | 'header' | 'body';
+  where: 'path' | 'query' | 'header' | 'body';
   required: boolean;
   type: string;
   html: string;
@@ -135,7 +135,7 @@ export function presentReference(document: Json, baseUrl: string): Reference {
       if (!isObject(raw)) continue;
       const parameters: ReferenceParameter[] = (Array.isArray(raw.parameters) ? raw.parameters.filter(isObject) : []).map((parameter) => ({
         name: text(parameter.name),
-        where: parameter.in === 'header' ? 'header' : 'query',
+        where: parameter.in === 'header' ? 'header' : parameter.in === 'path' ? 'path' : 'query',
         required: parameter.required === true,
         type: typeOf(parameter.schema),
         html: renderInlineMarkdown(text(parameter.description)),

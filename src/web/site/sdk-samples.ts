@@ -34,8 +34,9 @@ export function typescriptSample(baseUrl: string, operation: SampleOperation): s
     "import { Vinhistory } from '@vinhistory/sdk';",
     '',
     `const client = new Vinhistory({ token: process.env.VINHISTORY_TOKEN!, baseUrl: ${tsString(baseUrl)} });`,
+    '',
+    '// An error answer throws a VinhistoryApiError (status, code, message).',
     ...(operation.answersBody ? [`const answer = await ${call};`, 'console.log(answer);'] : [`await ${call};`]),
-    '// Errors throw a VinhistoryApiError subclass with status, code and message (NotFoundError, RateLimitError, ...).',
   ].join('\n');
 }
 
@@ -49,8 +50,9 @@ export function pythonSample(baseUrl: string, operation: SampleOperation): strin
     'import os',
     'from vinhistory import Vinhistory',
     '',
-    `with Vinhistory(os.environ["VINHISTORY_TOKEN"], ${JSON.stringify(baseUrl)}) as client:`,
-    ...(operation.answersBody ? [`    answer = ${call}`, '    print(answer)'] : [`    ${call}`]),
-    '# Errors raise a VinhistoryApiError subclass with status, code and message (NotFoundError, RateLimitError, ...).',
+    `client = Vinhistory(os.environ["VINHISTORY_TOKEN"], ${JSON.stringify(baseUrl)})`,
+    '',
+    '# An error answer raises a VinhistoryApiError (status, code, message).',
+    ...(operation.answersBody ? [`answer = ${call}`, 'print(answer)'] : [call]),
   ].join('\n');
 }
