@@ -134,6 +134,12 @@ describe('the generated SDKs', () => {
     expect(python).toContain('def iter_search_lots(');
     expect(python).toContain('def post_batches(self, body: Union[PostBatchesBody, str], *');
     expect(python).toContain('def batch_results(self, *, id: str');
+    // The /docs samples of such an endpoint send a body its types take, made from the schema.
+    const batches = presentReference({ ...document, tags: [{ name: 'Batches' }], paths: { '/api/v1/batches': { post: { ...document.paths['/api/v1/batches'].post, tags: ['Batches'] } } } }, TEST_BASE_URL);
+    const codes = Object.fromEntries(batches.sections[0]!.operations[0]!.samples.map((sample) => [sample.language, sample.code]));
+    expect(codes.TypeScript).toContain("= await client.postBatches({ items: [{ vin: '<vin>' }] });");
+    expect(codes.Python).toContain('client.post_batches({"items": [{"vin": "<vin>"}]})');
+    expect(codes.curl).toContain(`-d '{"items":[{"vin":"<vin>"}]}'`);
     // NDJSON described only as text ("one JSON object per line", as the batches' results are) is read as objects.
     expect(ndjsonLine({ type: 'string', description: 'One JSON object per line.' })).toEqual({ type: 'object', additionalProperties: true });
     expect(ndjsonLine({ type: 'array', items: { $ref: '#/components/schemas/Lot' } })).toEqual({ $ref: '#/components/schemas/Lot' });

@@ -87,7 +87,7 @@ export function codeSamples(baseUrl: string, operation: SampleOperation, query: 
     '    CURLOPT_RETURNTRANSFER => true,',
     ...(upper === 'GET' ? [] : [`    CURLOPT_CUSTOMREQUEST => '${upper}',`]),
     `    CURLOPT_HTTPHEADER => ['Authorization: ' . getenv('VINHISTORY_TOKEN')${json ? ", 'Content-Type: application/json'" : ''}],`,
-    ...(json ? [`    CURLOPT_POSTFIELDS => json_encode(${phpArray(body!)}),`] : []),
+    ...(json ? [`    CURLOPT_POSTFIELDS => ${phpBody(body!, json)},`] : []),
     ']);',
     '$body = curl_exec($curl);',
     '$status = curl_getinfo($curl, CURLINFO_HTTP_CODE);',
@@ -101,23 +101,43 @@ export function codeSamples(baseUrl: string, operation: SampleOperation, query: 
   ];
 }
 
-function phpArray(values: Record<string, string>): string {
-  return `[${Object.entries(values).map(([key, value]) => `'${key}' => '${value.replace(/'/g, "\\'")}'`).join(', ')}]`;
+/** A flat body as a PHP array through json_encode; a nested one as its JSON text. */
+function phpBody(values: Record<string, unknown>, json: string): string {
+  const quote = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const entries = Object.entries(values);
+  if (!entries.every(([, value]) => typeof value === 'string')) return quote(json);
+  return `json_encode([${entries.map(([key, value]) => `${quote(key)} => ${quote(value as string)}`).join(', ')}])`;
 }
 
 /**
- * The body the SDK samples send: the required fields' examples, or where the body requires none by
- * itself (a watch by VIN or by lot) the first field with an example, so that the call is one the
- * SDK's types take.
+ * A sample value for a schema, for the samples' bodies: the document's example, else one made
+ * from the schema (an object's required fields, or where it requires none by itself, as a watch
+ * by VIN or by lot, its first variant's, else its first field with an example, else its first; an array of one; a
+ * placeholder naming a string), so that every call shown is one the SDKs' types take.
  */
-function sdkBody(schema: Json, required: Record<string, string>): Record<string, string> {
-  if (Object.keys(required).length) return required;
-  const properties = isObject(schema.properties) ? schema.properties : {};
-  for (const [name, property] of Object.entries(properties)) {
-    const example = exampleOf(property);
-    if (example) return { [name]: example };
+function exampleValue(schema: unknown, name: string, schemas: Json, depth = 0): unknown {
+  if (!isObject(schema) || depth > 6) return `<${name}>`;
+  if (typeof schema.$ref === 'string') return exampleValue(schemas[schema.$ref.split('/').at(-1)!], name, schemas, depth + 1);
+  const examples = Array.isArray(schema.examples) ? schema.examples : schema.example !== undefined ? [schema.example] : [];
+  if (examples.length) return examples[0];
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+  const variants = (Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : []).filter(isObject);
+  const properties = isObject(schema.properties) ? schema.properties : null;
+  if (variants.length && !properties) return exampleValue(variants.find((variant) => variant.type !== 'null') ?? variants[0], name, schemas, depth + 1);
+  if (schema.type === 'array') return [exampleValue(schema.items, name, schemas, depth + 1)];
+  if (schema.type === 'integer' || schema.type === 'number') return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 1) : 1;
+  if (schema.type === 'boolean') return false;
+  if (properties) {
+    let required = Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string') : [];
+    if (!required.length && variants[0] && Array.isArray(variants[0].required)) required = variants[0].required.filter((key): key is string => typeof key === 'string');
+    if (!required.length) {
+      const first = Object.entries(properties).find(([, property]) => exampleOf(property) !== null) ?? Object.entries(properties)[0];
+      required = first ? [first[0]] : [];
+    }
+    return Object.fromEntries(required.map((key) => [key, exampleValue(properties[key], key, schemas, depth + 1)]));
   }
-  return {};
+  return `<${name}>`;
 }
 
 /**
@@ -128,6 +148,7 @@ export function presentReference(document: Json, baseUrl: string): Reference {
   const info = isObject(document.info) ? document.info : {};
   const tags = Array.isArray(document.tags) ? document.tags.filter(isObject) : [];
   const paths = isObject(document.paths) ? document.paths : {};
+  const schemas = isObject(document.components) && isObject(document.components.schemas) ? document.components.schemas : {};
   const operations: (ReferenceOperation & { tag: string })[] = [];
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
@@ -144,13 +165,10 @@ export function presentReference(document: Json, baseUrl: string): Reference {
       }));
       const body = isObject(raw.requestBody) && isObject(raw.requestBody.content) ? raw.requestBody.content['application/json'] : undefined;
       const bodySchema = isObject(body) && isObject(body.schema) ? body.schema : null;
-      const bodyExample: Record<string, string> = {};
       if (bodySchema && isObject(bodySchema.properties)) {
         const required = Array.isArray(bodySchema.required) ? bodySchema.required : [];
         for (const [name, property] of Object.entries(bodySchema.properties)) {
           parameters.push({ name, where: 'body', required: required.includes(name), type: typeOf(property), html: renderInlineMarkdown(text(isObject(property) ? property.description : '')), example: exampleOf(property) });
-          const example = exampleOf(property);
-          if (required.includes(name) && example) bodyExample[name] = example;
         }
       }
       const query = Object.fromEntries(parameters.filter((p) => p.where === 'query' && p.required && p.example).map((p) => [p.name, p.example!]));
@@ -173,7 +191,7 @@ export function presentReference(document: Json, baseUrl: string): Reference {
             parameters: (Array.isArray(raw.parameters) ? raw.parameters.filter(isObject) : [])
               .filter((parameter) => parameter.in === 'path' || (parameter.in === 'query' && parameter.required === true))
               .map((parameter) => ({ name: text(parameter.name), in: parameter.in === 'path' ? 'path' : 'query', schema: parameter.schema, example: exampleOf(parameter) ?? exampleOf(parameter.schema) })),
-            body: bodySchema ? sdkBody(bodySchema, bodyExample) : null,
+            body: bodySchema ? (exampleValue(bodySchema, 'body', schemas) as Record<string, unknown>) : null,
             answersBody: Object.entries(responses).some(([status, response]) => status.startsWith('2') && isObject(response) && isObject(response.content)),
           },
           query,

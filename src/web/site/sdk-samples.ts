@@ -8,13 +8,34 @@ export interface SampleOperation {
   /** Its required path and query parameters, each with the document's example (or null). */
   parameters: { name: string; in: 'path' | 'query'; schema: unknown; example: string | null }[];
   /** The JSON body to show, or null when the operation takes none. */
-  body: Record<string, string> | null;
+  body: Record<string, unknown> | null;
   /** Whether a success answers a body (a 204 does not). */
   answersBody: boolean;
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const tsString = (text: string): string => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/** A JSON value written as TypeScript: single-quoted strings, bare keys where they are names. */
+function tsValue(value: unknown): string {
+  if (typeof value === 'string') return tsString(value);
+  if (Array.isArray(value)) return `[${value.map(tsValue).join(', ')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const fields = Object.entries(value).map(([name, field]) => `${IDENTIFIER.test(name) ? name : tsString(name)}: ${tsValue(field)}`);
+    return fields.length ? `{ ${fields.join(', ')} }` : '{}';
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A JSON value written as Python. */
+function pythonValue(value: unknown): string {
+  if (value === null || value === undefined) return 'None';
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (Array.isArray(value)) return `[${value.map(pythonValue).join(', ')}]`;
+  if (typeof value === 'object') return `{${Object.entries(value).map(([name, field]) => `${JSON.stringify(name)}: ${pythonValue(field)}`).join(', ')}}`;
+  return JSON.stringify(value);
+}
 
 /** A parameter's sample value: its example, a number where the SDK takes one, else a placeholder naming it. */
 function value(parameter: SampleOperation['parameters'][number], quote: (text: string) => string): string {
@@ -25,7 +46,7 @@ function value(parameter: SampleOperation['parameters'][number], quote: (text: s
 /** The call of the TypeScript SDK (sdks/typescript) for an operation, ready to run as an ES module. */
 export function typescriptSample(baseUrl: string, operation: SampleOperation): string {
   const args: string[] = [];
-  if (operation.body) args.push(`{ ${Object.entries(operation.body).map(([name, example]) => `${IDENTIFIER.test(name) ? name : tsString(name)}: ${tsString(example)}`).join(', ')} }`);
+  if (operation.body) args.push(tsValue(operation.body));
   if (operation.parameters.length) {
     args.push(`{ ${operation.parameters.map((parameter) => `${IDENTIFIER.test(parameter.name) ? parameter.name : tsString(parameter.name)}: ${value(parameter, tsString)}`).join(', ')} }`);
   }
@@ -43,7 +64,7 @@ export function typescriptSample(baseUrl: string, operation: SampleOperation): s
 /** The call of the Python SDK (sdks/python) for an operation. */
 export function pythonSample(baseUrl: string, operation: SampleOperation): string {
   const args: string[] = [];
-  if (operation.body) args.push(`{${Object.entries(operation.body).map(([name, example]) => `${JSON.stringify(name)}: ${JSON.stringify(example)}`).join(', ')}}`);
+  if (operation.body) args.push(pythonValue(operation.body));
   for (const parameter of operation.parameters) args.push(`${snakeName(parameter.name)}=${value(parameter, (text) => JSON.stringify(text))}`);
   const call = `client.${pythonMethodName(operation)}(${args.join(', ')})`;
   return [
