@@ -5,7 +5,7 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['dist/**', 'dist.*/**', 'data/**', 'coverage/**', '.bench/**', 'test-results/**'] },
+  { ignores: ['dist/**', 'dist.*/**', 'data/**', 'coverage/**', '.bench/**', 'test-results/**', 'sdks/*/dist/**'] },
   tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

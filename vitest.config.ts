@@ -36,6 +36,7 @@ const UNIT = [
   'test/limits/rate/memory-rate-limiter.test.ts',
   'test/media/archive-pacer.test.ts',
   'test/search/sandbox/**/*.test.ts',
+  'test/sdks/typescript-core.test.ts',
   'test/storage/database-busy.test.ts',
   'test/storage/dialects/postgres/batched-reads.test.ts',
 ];
@@ -51,6 +52,8 @@ const SYSTEM = [
   'test/web/report/pdf-renderer.test.ts',
   'test/web/report/report-pdf.test.ts',
   'test/webhooks/signature-samples.test.ts',
+  // Both SDKs against a live server; the Python one in a virtualenv it makes (and caches).
+  'test/sdks/live-server.test.ts',
   // Nothing to run without PostgreSQL or Redis.
   'test/limits/rate/redis-health.test.ts',
   'test/limits/rate/redis-rate-limiter.test.ts',

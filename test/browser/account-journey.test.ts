@@ -398,6 +398,10 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await usageTry.getByRole('button').click();
       await usageTry.locator('.try__status', { hasText: '200' }).waitFor();
       expect(await usageTry.locator('.try__result code').textContent()).toContain('"plan"');
+      // A path parameter goes into the path: the lot is looked up (a well-formed lot not known is 404), not refused as a malformed auction (422).
+      const lookupTry = page.locator('form[data-path="/api/v1/lots/{auction}/{lot_id}"]');
+      await lookupTry.getByRole('button').click();
+      await lookupTry.locator('.try__status', { hasText: '404' }).waitFor();
 
       // Settings: delete the account; the page says what is kept.
       await page.goto(`${origin}/account/settings`);

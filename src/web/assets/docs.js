@@ -46,8 +46,13 @@
           body[input.getAttribute('data-body')] = input.value;
           hasBody = true;
         });
+        // Path parameters go into the path ({auction} -> copart), never the query string.
+        var path = form.getAttribute('data-path');
+        Array.prototype.forEach.call(form.querySelectorAll('[data-path-param]'), function (input) {
+          path = path.replace('{' + input.getAttribute('data-path-param') + '}', encodeURIComponent(input.value.trim()));
+        });
         var search = query.toString();
-        var url = base + form.getAttribute('data-path') + (search ? '?' + search : '');
+        var url = base + path + (search ? '?' + search : '');
         var headers = { Authorization: tokenInput.value.trim() };
         if (hasBody) headers['Content-Type'] = 'application/json';
         result.textContent = 'Sending…';

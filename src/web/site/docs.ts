@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { renderInlineMarkdown, renderMarkdown } from '../markdown.ts';
+import { pythonSample, typescriptSample, type SampleOperation } from './sdk-samples.ts';
 
 type Json = { [key: string]: unknown };
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -7,7 +8,7 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ''
 
 export interface ReferenceParameter {
   name: string;
-  where: 'query' | 'header' | 'body';
+  where: 'path' | 'query' | 'header' | 'body';
   required: boolean;
   type: string;
   html: string;
@@ -61,9 +62,16 @@ function exampleOf(schema: unknown): string | null {
   return typeof examples[0] === 'string' ? examples[0] : null;
 }
 
-/** The four samples of an operation: curl, JavaScript (fetch), Python (requests) and PHP (curl extension). */
-export function codeSamples(baseUrl: string, method: string, path: string, query: Record<string, string>, body: Record<string, string> | null): CodeSample[] {
-  const search = new URLSearchParams(query).toString();
+/**
+ * The four samples of an operation: curl, the TypeScript and Python SDKs (sdks/, their calls
+ * written by sdk-samples.ts from the names the SDKs' generator gives) and PHP (curl extension).
+ */
+export function codeSamples(baseUrl: string, operation: SampleOperation, query: Record<string, string>): CodeSample[] {
+  const { method, body } = operation;
+  // Path parameters go into the path (their examples, or the {name} left for the reader), never the query.
+  const inPath = operation.parameters.filter((parameter) => parameter.in === 'path');
+  const path = inPath.reduce((filled, parameter) => (parameter.example ? filled.replace(`{${parameter.name}}`, encodeURIComponent(parameter.example)) : filled), operation.path);
+  const search = new URLSearchParams(Object.entries(query).filter(([name]) => !inPath.some((parameter) => parameter.name === name))).toString();
   const url = `${baseUrl}${path}${search ? `?${search}` : ''}`;
   const upper = method.toUpperCase();
   const json = body ? JSON.stringify(body) : null;
@@ -72,28 +80,6 @@ export function codeSamples(baseUrl: string, method: string, path: string, query
     `  -H "Authorization: $VINHISTORY_TOKEN"${json ? ' \\' : ''}`,
     ...(json ? [`  -H "Content-Type: application/json" \\`, `  -d '${json}'`] : []),
   ].join('\n');
-  const javascript = [
-    `const response = await fetch('${url}', {`,
-    ...(upper === 'GET' ? [] : [`  method: '${upper}',`]),
-    `  headers: { Authorization: process.env.VINHISTORY_TOKEN${json ? ", 'Content-Type': 'application/json'" : ''} },`,
-    ...(json ? [`  body: JSON.stringify(${JSON.stringify(body)}),`] : []),
-    '});',
-    'const data = await response.json();',
-    'console.log(response.status, data);',
-  ].join('\n');
-  const python = [
-    'import os',
-    'import requests',
-    '',
-    `response = requests.${upper.toLowerCase()}(`,
-    `    "${baseUrl}${path}",`,
-    ...(search ? [`    params=${JSON.stringify(query).replace(/":/g, '": ')},`] : []),
-    ...(json ? [`    json=${JSON.stringify(body).replace(/":/g, '": ')},`] : []),
-    '    headers={"Authorization": os.environ["VINHISTORY_TOKEN"]},',
-    '    timeout=30,',
-    ')',
-    'print(response.status_code, response.json())',
-  ].join('\n');
   const php = [
     '<?php',
     `$curl = curl_init('${url}');`,
@@ -101,7 +87,7 @@ export function codeSamples(baseUrl: string, method: string, path: string, query
     '    CURLOPT_RETURNTRANSFER => true,',
     ...(upper === 'GET' ? [] : [`    CURLOPT_CUSTOMREQUEST => '${upper}',`]),
     `    CURLOPT_HTTPHEADER => ['Authorization: ' . getenv('VINHISTORY_TOKEN')${json ? ", 'Content-Type: application/json'" : ''}],`,
-    ...(json ? [`    CURLOPT_POSTFIELDS => json_encode(${phpArray(body!)}),`] : []),
+    ...(json ? [`    CURLOPT_POSTFIELDS => ${phpBody(body!, json)},`] : []),
     ']);',
     '$body = curl_exec($curl);',
     '$status = curl_getinfo($curl, CURLINFO_HTTP_CODE);',
@@ -109,14 +95,49 @@ export function codeSamples(baseUrl: string, method: string, path: string, query
   ].join('\n');
   return [
     { language: 'curl', code: curl },
-    { language: 'JavaScript', code: javascript },
-    { language: 'Python', code: python },
+    { language: 'TypeScript', code: typescriptSample(baseUrl, operation) },
+    { language: 'Python', code: pythonSample(baseUrl, operation) },
     { language: 'PHP', code: php },
   ];
 }
 
-function phpArray(values: Record<string, string>): string {
-  return `[${Object.entries(values).map(([key, value]) => `'${key}' => '${value.replace(/'/g, "\\'")}'`).join(', ')}]`;
+/** A flat body as a PHP array through json_encode; a nested one as its JSON text. */
+function phpBody(values: Record<string, unknown>, json: string): string {
+  const quote = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const entries = Object.entries(values);
+  if (!entries.every(([, value]) => typeof value === 'string')) return quote(json);
+  return `json_encode([${entries.map(([key, value]) => `${quote(key)} => ${quote(value as string)}`).join(', ')}])`;
+}
+
+/**
+ * A sample value for a schema, for the samples' bodies: the document's example, else one made
+ * from the schema (an object's required fields, or where it requires none by itself, as a watch
+ * by VIN or by lot, its first variant's, else its first field with an example, else its first; an array of one; a
+ * placeholder naming a string), so that every call shown is one the SDKs' types take.
+ */
+function exampleValue(schema: unknown, name: string, schemas: Json, depth = 0): unknown {
+  if (!isObject(schema) || depth > 6) return `<${name}>`;
+  if (typeof schema.$ref === 'string') return exampleValue(schemas[schema.$ref.split('/').at(-1)!], name, schemas, depth + 1);
+  const examples = Array.isArray(schema.examples) ? schema.examples : schema.example !== undefined ? [schema.example] : [];
+  if (examples.length) return examples[0];
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+  const variants = (Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : []).filter(isObject);
+  const properties = isObject(schema.properties) ? schema.properties : null;
+  if (variants.length && !properties) return exampleValue(variants.find((variant) => variant.type !== 'null') ?? variants[0], name, schemas, depth + 1);
+  if (schema.type === 'array') return [exampleValue(schema.items, name, schemas, depth + 1)];
+  if (schema.type === 'integer' || schema.type === 'number') return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 1) : 1;
+  if (schema.type === 'boolean') return false;
+  if (properties) {
+    let required = Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string') : [];
+    if (!required.length && variants[0] && Array.isArray(variants[0].required)) required = variants[0].required.filter((key): key is string => typeof key === 'string');
+    if (!required.length) {
+      const first = Object.entries(properties).find(([, property]) => exampleOf(property) !== null) ?? Object.entries(properties)[0];
+      required = first ? [first[0]] : [];
+    }
+    return Object.fromEntries(required.map((key) => [key, exampleValue(properties[key], key, schemas, depth + 1)]));
+  }
+  return `<${name}>`;
 }
 
 /**
@@ -127,6 +148,7 @@ export function presentReference(document: Json, baseUrl: string): Reference {
   const info = isObject(document.info) ? document.info : {};
   const tags = Array.isArray(document.tags) ? document.tags.filter(isObject) : [];
   const paths = isObject(document.paths) ? document.paths : {};
+  const schemas = isObject(document.components) && isObject(document.components.schemas) ? document.components.schemas : {};
   const operations: (ReferenceOperation & { tag: string })[] = [];
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
@@ -134,7 +156,7 @@ export function presentReference(document: Json, baseUrl: string): Reference {
       if (!isObject(raw)) continue;
       const parameters: ReferenceParameter[] = (Array.isArray(raw.parameters) ? raw.parameters.filter(isObject) : []).map((parameter) => ({
         name: text(parameter.name),
-        where: parameter.in === 'header' ? 'header' : 'query',
+        where: parameter.in === 'header' ? 'header' : parameter.in === 'path' ? 'path' : 'query',
         required: parameter.required === true,
         type: typeOf(parameter.schema),
         html: renderInlineMarkdown(text(parameter.description)),
@@ -143,13 +165,10 @@ export function presentReference(document: Json, baseUrl: string): Reference {
       }));
       const body = isObject(raw.requestBody) && isObject(raw.requestBody.content) ? raw.requestBody.content['application/json'] : undefined;
       const bodySchema = isObject(body) && isObject(body.schema) ? body.schema : null;
-      const bodyExample: Record<string, string> = {};
       if (bodySchema && isObject(bodySchema.properties)) {
         const required = Array.isArray(bodySchema.required) ? bodySchema.required : [];
         for (const [name, property] of Object.entries(bodySchema.properties)) {
           parameters.push({ name, where: 'body', required: required.includes(name), type: typeOf(property), html: renderInlineMarkdown(text(isObject(property) ? property.description : '')), example: exampleOf(property) });
-          const example = exampleOf(property);
-          if (required.includes(name) && example) bodyExample[name] = example;
         }
       }
       const query = Object.fromEntries(parameters.filter((p) => p.where === 'query' && p.required && p.example).map((p) => [p.name, p.example!]));
@@ -163,7 +182,20 @@ export function presentReference(document: Json, baseUrl: string): Reference {
         html: renderMarkdown(text(raw.description)),
         parameters,
         responses: Object.entries(responses).map(([status, response]) => ({ status, html: renderInlineMarkdown(text(isObject(response) ? response.description : '')) })),
-        samples: codeSamples(baseUrl, method, path, query, bodySchema ? bodyExample : null),
+        samples: codeSamples(
+          baseUrl,
+          {
+            operationId: raw.operationId,
+            method,
+            path,
+            parameters: (Array.isArray(raw.parameters) ? raw.parameters.filter(isObject) : [])
+              .filter((parameter) => parameter.in === 'path' || (parameter.in === 'query' && parameter.required === true))
+              .map((parameter) => ({ name: text(parameter.name), in: parameter.in === 'path' ? 'path' : 'query', schema: parameter.schema, example: exampleOf(parameter) ?? exampleOf(parameter.schema) })),
+            body: bodySchema ? (exampleValue(bodySchema, 'body', schemas) as Record<string, unknown>) : null,
+            answersBody: Object.entries(responses).some(([status, response]) => status.startsWith('2') && isObject(response) && isObject(response.content)),
+          },
+          query,
+        ),
       });
     }
   }

@@ -187,11 +187,19 @@ describe('API documentation and health', () => {
       const article = articles.get(id)!;
       expect(article, id).toContain(`<span class="mono operation__path">${path}</span>`);
       expect(article, id).toContain(`>${method}</span>`);
-      for (const language of ['curl', 'JavaScript', 'Python', 'PHP']) expect(article.match(new RegExp(`<summary>${language}</summary>`, 'g')), `${id} ${language}`).toHaveLength(1);
+      for (const language of ['curl', 'TypeScript', 'Python', 'PHP']) expect(article.match(new RegExp(`<summary>${language}</summary>`, 'g')), `${id} ${language}`).toHaveLength(1);
     }
-    for (const language of ['curl', 'JavaScript', 'Python', 'PHP']) expect(res.body.match(new RegExp(`<summary>${language}</summary>`, 'g'))).toHaveLength(operations.length);
+    for (const language of ['curl', 'TypeScript', 'Python', 'PHP']) expect(res.body.match(new RegExp(`<summary>${language}</summary>`, 'g'))).toHaveLength(operations.length);
     expect(res.body).toContain(`curl -X POST &quot;${TEST_BASE_URL}/api/v1/search&quot;`);
-    expect(res.body).toContain('requests.get(');
+    // The TypeScript and Python samples call the SDKs (sdks/), beside curl and PHP.
+    expect(res.body).toContain('client.searchGet({ vin: &#39;4JGBF7BE5AA585531&#39; })');
+    expect(res.body).toContain('client.search_get(vin=&quot;4JGBF7BE5AA585531&quot;)');
+    expect(res.body).toContain('client.lotLookup({ auction: &#39;copart&#39;, lot_id: 90000011 })');
+    // A path parameter is one of the path: in the table, in curl's URL, and in "try it" (assets/docs.js fills it in).
+    const lookup = articles.get('lotLookup')!;
+    expect(lookup).toContain(`curl &quot;${TEST_BASE_URL}/api/v1/lots/copart/90000011&quot;`);
+    expect(lookup).toMatch(/<code>lot_id<\/code>.*?<td data-label="In">path<\/td>/);
+    expect(lookup).toContain('data-path-param="auction" value="copart"');
     // Every sample names the required VIN, from the document's examples.
     expect(res.body).toContain(`curl &quot;${TEST_BASE_URL}/api/v1/search?vin=4JGBF7BE5AA585531&quot;`);
     expect(res.body).toContain('curl_init(');
