@@ -40,9 +40,10 @@ export interface MarketChartView {
    * line on either side (text-anchor end).
    */
   priceLabelX: number;
-  monthTicks: Tick[];
-  /** The whole window's median as a line across the months, and its label where the reading starts. */
-  median: { y: number; label: string; labelX: number } | null;
+  /** The latest month's label ends at its slot's outer edge (text-anchor end), so it never leaves the chart. */
+  monthTicks: (Tick & { anchor: 'middle' | 'end' })[];
+  /** The whole window's median as a dashed line across the months; its label stands in the legend. */
+  median: { y: number; label: string } | null;
   summary: string;
   rows: { month: string; count: string; median: string }[];
   labels: { title: string; month: string; sales: string; median: string; table: string };
@@ -75,13 +76,14 @@ export interface MarketView {
   closest: { title: string; note: string; opens: string; labels: { vehicle: string; lot: string; date: string; price: string; odometer: string; damage: string }; rows: MarketSale[] } | null;
 }
 
-const WIDTH = 640;
-const HEIGHT = 220;
-/** Room for the price labels on the side they stand, and a margin on the other. */
-const AXIS = 64;
-const MARGIN = 12;
+/** Narrower than the timeline's: on a phone the chart shrinks less, and its labels stay legible. */
+const WIDTH = 480;
+const HEIGHT = 240;
+/** Room for the price labels on the side they stand (US$ 60,000 in Arabic), and a margin on the other. */
+const AXIS = 84;
+const MARGIN = 10;
 /** Beyond this many months a bar is too narrow to carry its count. */
-const COUNTED_MONTHS = 18;
+const COUNTED_MONTHS = 14;
 /** Closest sales and damages shown: the API's ten closest, and the commonest damages. */
 const DAMAGES_SHOWN = 6;
 
@@ -129,7 +131,7 @@ function buildChart(market: MarketValue, t: Translator): MarketChartView | null 
   const months = windowMonths(market.window.from, market.window.to);
   const byMonth = new Map(market.by_month.map((entry) => [entry.month, entry]));
   const rtl = t.dir === 'rtl';
-  const plot = rtl ? { left: MARGIN, right: WIDTH - AXIS, top: 18, bottom: HEIGHT - 28 } : { left: AXIS, right: WIDTH - MARGIN, top: 18, bottom: HEIGHT - 28 };
+  const plot = rtl ? { left: MARGIN, right: WIDTH - AXIS, top: 20, bottom: HEIGHT - 30 } : { left: AXIS, right: WIDTH - MARGIN, top: 20, bottom: HEIGHT - 30 };
   const slot = (plot.right - plot.left) / months.length;
   // Time runs the way the page reads: left to right, or right to left on an Arabic page.
   const slotStart = (index: number) => (rtl ? plot.right - (index + 1) * slot : plot.left + index * slot);
@@ -152,10 +154,15 @@ function buildChart(market: MarketValue, t: Translator): MarketChartView | null 
     });
   });
   // Month labels: the latest month always, and every step-th before it, so that they never crowd.
-  const step = Math.max(1, Math.ceil(months.length / 5));
-  const monthTicks = months.flatMap((month, index) =>
-    (months.length - 1 - index) % step === 0 ? [{ at: round(slotStart(index) + slot / 2), label: t.formatMonth(monthTime(month)) }] : [],
-  );
+  const step = Math.max(1, Math.ceil(months.length / 4));
+  const latest = months.length - 1;
+  const monthTicks = months.flatMap((month, index): MarketChartView['monthTicks'] => {
+    if ((latest - index) % step !== 0) return [];
+    const label = t.formatMonth(monthTime(month));
+    // The chart takes the page's direction: "end" is the right edge of a left-to-right label and the left edge of a right-to-left one.
+    if (index === latest) return [{ at: round(rtl ? slotStart(index) : slotStart(index) + slot), label, anchor: 'end' }];
+    return [{ at: round(slotStart(index) + slot / 2), label, anchor: 'middle' }];
+  });
   const median = market.comparables.price.median;
   return {
     width: WIDTH,
@@ -165,7 +172,7 @@ function buildChart(market: MarketValue, t: Translator): MarketChartView | null 
     priceTicks: price.ticks,
     priceLabelX: rtl ? plot.right + 8 : plot.left - 8,
     monthTicks,
-    median: median === null ? null : { y: yOf(median / price.top), label: t.t('market.medianLine', { median: t.formatMoney(median)! }), labelX: rtl ? plot.right - 4 : plot.left + 4 },
+    median: median === null ? null : { y: yOf(median / price.top), label: t.t('market.medianLine', { median: t.formatMoney(median)! }) },
     summary: t.t('market.chartSummary', { months: market.by_month.length }),
     rows: market.by_month.map((entry) => ({ month: t.formatMonth(monthTime(entry.month)), count: t.formatInteger(entry.count)!, median: t.formatMoney(entry.median_price)! })),
     labels: {

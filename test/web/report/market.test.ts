@@ -86,7 +86,8 @@ describe('presentMarket', () => {
     expect(ltr.bars[1]!.label).toBe('Apr 2026: median $5,300, 30 sales');
     expect(ltr.bars.map((bar) => bar.count)).toEqual(['5', '30', '7']);
     expect(ltr.median!.label).toBe('median $5,200');
-    expect(ltr.monthTicks.at(-1)!.label).toBe('Nov 2026');
+    // The latest month is always labelled, ending at the chart's edge rather than running past it.
+    expect(ltr.monthTicks.at(-1)).toEqual({ label: 'Nov 2026', anchor: 'end', at: ltr.plot.right });
     expect(ltr.priceLabelX).toBeLessThan(ltr.plot.left);
     expect(ltr.rows).toEqual([
       { month: 'Dec 2025', count: '5', median: '$4,800' },
@@ -98,6 +99,7 @@ describe('presentMarket', () => {
     const rxs = rtl.bars.map((bar) => bar.x);
     expect(rxs).toEqual([...rxs].sort((a, b) => b - a));
     expect(rtl.priceLabelX).toBeGreaterThan(rtl.plot.right);
+    expect(rtl.monthTicks.at(-1)).toMatchObject({ anchor: 'end', at: rtl.plot.left });
     // Mirrored: the same bar, measured from the other edge of the chart.
     expect(rtl.bars[0]!.x + rtl.bars[0]!.width).toBeCloseTo(ltr.width - ltr.bars[0]!.x, 5);
   });
