@@ -14,6 +14,8 @@ import { UsageService } from './limits/usage-service.ts';
 import { ReportService } from './search/report-service.ts';
 import { SearchService } from './search/search-service.ts';
 import { VinPreviewService } from './search/vin-preview.ts';
+import { MarketService } from './market/market-service.ts';
+import { VehicleDecoder } from './ingest/enrich-from-vin.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
 import { MailQueue } from './accounts/mail/mail-queue.ts';
@@ -96,6 +98,8 @@ export interface Container {
   readonly search: SearchService;
   readonly reports: ReportService;
   readonly vinPreview: VinPreviewService;
+  /** What similar cars sold for (issue 24): the API's market value, the report page's and the Market page's. */
+  readonly market: MarketService;
   readonly usage: UsageService;
   readonly guards: Guards;
   // Accounts and billing.
@@ -195,6 +199,12 @@ export function createContainer(options: ContainerOptions): Container {
     ...(media.enabled ? { resolveImages: (lots: Lot[]) => media.resolveLots(lots) } : {}),
   });
   const guards = createGuards(limiterSetup.limiter);
+  const vehicleDecoder = new VehicleDecoder(config.dataDir);
+  const market = new MarketService({
+    repos,
+    decodeVehicle: (vin) => vehicleDecoder.decode(vin),
+    ...(media.enabled ? { resolveImages: (lots: Lot[]) => media.resolveLots(lots) } : {}),
+  });
 
   const hasher = new PasswordHasher(overrides.passwordCost);
   const sessions = new SessionService(repos);
@@ -274,6 +284,7 @@ export function createContainer(options: ContainerOptions): Container {
     search,
     reports: new ReportService(repos.reports),
     vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),
+    market,
     usage,
     guards,
     accounts: new AccountService(repos),
@@ -325,6 +336,7 @@ export function createContainer(options: ContainerOptions): Container {
       await media.close();
       await logos.close();
       await pdfRenderer.close();
+      await vehicleDecoder.close();
       await outbound.close();
       await mailer.close();
       await limiterSetup.close();

@@ -98,6 +98,10 @@ export interface LotsTable {
   images: string;
   created_at: string;
   updated_at: string;
+  /** The keys `brand`, `model` and `primary_damage` are compared on (domain/market-key.ts), written by every upsert (0018). */
+  make_key: ColumnType<string | null, string | null | undefined, string | null>;
+  model_key: ColumnType<string | null, string | null | undefined, string | null>;
+  damage_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ReportsTable {
