@@ -15,6 +15,7 @@ import { ReportService } from './search/report-service.ts';
 import { SearchService } from './search/search-service.ts';
 import { VinPreviewService } from './search/vin-preview.ts';
 import { MarketService } from './market/market-service.ts';
+import { MarketLookService } from './market/market-looks.ts';
 import { VehicleDecoder } from './ingest/enrich-from-vin.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
@@ -102,6 +103,8 @@ export interface Container {
   readonly market: MarketService;
   readonly usage: UsageService;
   readonly guards: Guards;
+  /** The website's free market looks: the market's figures behind the VIN check's guard and a daily allowance per address. */
+  readonly marketLooks: MarketLookService;
   // Accounts and billing.
   readonly accounts: AccountService;
   readonly apiTokens: ApiTokenService;
@@ -287,6 +290,7 @@ export function createContainer(options: ContainerOptions): Container {
     market,
     usage,
     guards,
+    marketLooks: new MarketLookService(market, guards.vinPreviews, repos.authAttempts),
     accounts: new AccountService(repos),
     apiTokens,
     brands: new BrandService({ repos, isProduction: config.isProduction, logos }),
