@@ -16,6 +16,7 @@ import { SearchService } from './search/search-service.ts';
 import { VinPreviewService } from './search/vin-preview.ts';
 import { MarketService } from './market/market-service.ts';
 import { MarketLookService } from './market/market-looks.ts';
+import { MarketCalls } from './market/market-calls.ts';
 import { VehicleDecoder } from './ingest/enrich-from-vin.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
@@ -101,6 +102,8 @@ export interface Container {
   readonly vinPreview: VinPreviewService;
   /** What similar cars sold for (issue 24): the API's market value, the report page's and the Market page's. */
   readonly market: MarketService;
+  /** The catalogue search and the market value as counted API calls. */
+  readonly marketCalls: MarketCalls;
   readonly usage: UsageService;
   readonly guards: Guards;
   /** The website's free market looks: the market's figures behind the VIN check's guard and a daily allowance per address. */
@@ -288,6 +291,13 @@ export function createContainer(options: ContainerOptions): Container {
     reports: new ReportService(repos.reports),
     vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),
     market,
+    marketCalls: new MarketCalls({
+      repos,
+      search,
+      market,
+      ...(media.enabled ? { resolveImages: (lots: Lot[]) => media.resolveLots(lots) } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    }),
     usage,
     guards,
     marketLooks: new MarketLookService(market, guards.vinPreviews, repos.authAttempts),
