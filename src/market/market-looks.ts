@@ -2,6 +2,7 @@ import { addressSubject, Throttle, type ThrottleRule } from '../accounts/throttl
 import type { MarketOptions, MarketSubject, MarketValue } from '../domain/market.ts';
 import type { RateGuard } from '../limits/guards.ts';
 import type { AuthAttemptsRepository } from '../storage/repositories/auth-attempts-repository.ts';
+import { MAX_NAME_CHARS, parseMarketQuery } from './market-query.ts';
 
 /** What a free look needs of the market: the figures for a vehicle, as the API computes them. */
 export interface MarketValues {
@@ -15,8 +16,8 @@ export interface MarketValues {
  */
 export const MARKET_LOOKS_PER_ADDRESS: ThrottleRule = { kind: 'market_look', limit: 5, windowMs: 24 * 60 * 60 * 1000 };
 
-/** The bounds of what a visitor types, the API's own (docs/api.md, GET /api/v1/market). */
-export const MARKET_LOOK_BOUNDS = { text: 60, yearMin: 1900 } as const;
+/** The bounds of what a visitor types: the API's own (docs/api.md, GET /api/v1/market). */
+export const MARKET_LOOK_BOUNDS = { text: MAX_NAME_CHARS } as const;
 
 export interface MarketLookQuery {
   make: string;
@@ -33,16 +34,6 @@ export type MarketLookOutcome =
   /** The day's free looks are used up. */
   | { kind: 'no_looks_left'; retryAfterMs: number; perDay: number }
   | { kind: 'value'; value: MarketValue; subject: { make: string; model: string; year: number; primaryDamage: string | null } };
-
-const PRINTABLE = /^[\p{L}\p{N}][\p{L}\p{N} .,&'/()+-]*$/u;
-
-function checkText(raw: string, what: string, required: boolean): { value: string | null; error: string | null } {
-  const value = raw.trim().replace(/\s+/g, ' ');
-  if (value === '') return required ? { value: null, error: `Enter the ${what}.` } : { value: null, error: null };
-  if (value.length > MARKET_LOOK_BOUNDS.text) return { value: null, error: `The ${what} is at most ${MARKET_LOOK_BOUNDS.text} characters.` };
-  if (!PRINTABLE.test(value)) return { value: null, error: `The ${what} takes letters, digits, spaces and - . , & ' / ( ) + only.` };
-  return { value, error: null };
-}
 
 /**
  * The website's Market page: what similar cars sold for, free and anonymous for a few looks a
@@ -65,28 +56,29 @@ export class MarketLookService {
   }
 
   async look(query: MarketLookQuery, address: string, now = new Date()): Promise<MarketLookOutcome> {
+    // An empty field of the form is one not filled in: each is named at once. What is filled in is
+    // held to the API's own rules (market-query.ts), so that the page and GET /api/v1/market agree.
     const errors: Record<string, string> = {};
-    const make = checkText(query.make, 'make', true);
-    const model = checkText(query.model, 'model', true);
-    const damage = checkText(query.primaryDamage, 'primary damage', false);
-    const lastYear = now.getUTCFullYear() + 1;
-    const yearText = query.year.trim();
-    const year = /^\d{4}$/.test(yearText) ? Number(yearText) : Number.NaN;
-    if (make.error) errors.make = make.error;
-    if (model.error) errors.model = model.error;
-    if (damage.error) errors.primary_damage = damage.error;
-    if (yearText === '') errors.year = 'Enter the model year.';
-    else if (!(year >= MARKET_LOOK_BOUNDS.yearMin && year <= lastYear)) errors.year = `The year is a model year from ${MARKET_LOOK_BOUNDS.yearMin} to ${lastYear}.`;
+    const filled = new URLSearchParams();
+    for (const [name, value, what] of [['make', query.make, 'make'], ['model', query.model, 'model'], ['year', query.year, 'model year']] as const) {
+      if (value.trim() === '') errors[name] = `Enter the ${what}.`;
+      else filled.set(name, value);
+    }
     if (Object.keys(errors).length > 0) return { kind: 'invalid', errors };
+    if (query.primaryDamage.trim() !== '') filled.set('primary_damage', query.primaryDamage);
+    const parsed = parseMarketQuery(filled);
+    if ('ok' in parsed) return { kind: 'invalid', errors: { [parsed.field]: parsed.messages[0]! } };
+    if (parsed.subject.kind !== 'vehicle') throw new Error('a market look by make, model and year was read as another subject');
 
     const second = await this.guard.consume(address);
     if (!second.allowed) return { kind: 'rate_limited', retryAfterMs: second.resetMs };
     const reservation = await this.throttle.reserve([{ rule: MARKET_LOOKS_PER_ADDRESS, subject: addressSubject(address) }], now);
     if (reservation.kind === 'throttled') return { kind: 'no_looks_left', retryAfterMs: reservation.retryAfterMs, perDay: this.perDay };
 
-    const subject = { make: make.value!, model: model.value!, year, primaryDamage: damage.value };
+    const { make, model, year } = parsed.subject;
+    const subject = { make, model, year, primaryDamage: parsed.primaryDamage };
     try {
-      const value = await this.market.valueFor({ kind: 'vehicle', make: subject.make, model: subject.model, year }, { primaryDamage: subject.primaryDamage, months: 12, asOf: now });
+      const value = await this.market.valueFor(parsed.subject, { primaryDamage: parsed.primaryDamage, months: parsed.months, asOf: now });
       // A vehicle given by make, model and year always has figures (perhaps none): null would be a fault.
       if (value === null) throw new Error('market value of a vehicle given by make, model and year was null');
       return { kind: 'value', value, subject };
