@@ -1,6 +1,6 @@
 import { billingPeriodAt } from './billing-period.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
-import type { AccountSearch } from '../domain/search.ts';
+import type { AccountSearch, SearchKind } from '../domain/search.ts';
 
 /** An account's limits and use in the billing period that contains `now`. */
 export interface Usage {
@@ -55,5 +55,10 @@ export class UsageService {
   /** Searches per UTC day (YYYY-MM-DD) in the usage's billing period; days without searches are absent. */
   dailyCounts(accountId: string, usage: Pick<Usage, 'periodStart' | 'resetsAt'>): Promise<{ day: string; count: number }[]> {
     return this.repos.searches.dailyCounts(accountId, usage.periodStart.toISOString(), usage.resetsAt.toISOString());
+  }
+
+  /** Counted calls per kind (search, lot, catalogue, market, history) in the usage's billing period; kinds without calls are absent. */
+  countsByKind(accountId: string, usage: Pick<Usage, 'periodStart' | 'resetsAt'>): Promise<{ kind: SearchKind; count: number }[]> {
+    return this.repos.searches.countsByKind(accountId, usage.periodStart.toISOString(), usage.resetsAt.toISOString());
   }
 }

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { SearchKind } from '../domain/search.ts';
 
 /**
  * Table types for Kysely. Timestamps are ISO 8601 UTC strings with milliseconds
@@ -97,6 +98,10 @@ export interface LotsTable {
   images: string;
   created_at: string;
   updated_at: string;
+  /** The keys `brand`, `model` and `primary_damage` are compared on (domain/market-key.ts), written by every upsert (0018). */
+  make_key: ColumnType<string | null, string | null | undefined, string | null>;
+  model_key: ColumnType<string | null, string | null | undefined, string | null>;
+  damage_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ReportsTable {
@@ -141,6 +146,8 @@ export interface SearchesTable {
   period_start: string;
   /** 1 for a sandbox token's search: recorded (its Idempotency-Key names it) but never counted (0009). */
   sandbox: ColumnType<number, number | undefined, number>;
+  /** What kind of counted call it was (0018). */
+  kind: ColumnType<SearchKind, SearchKind | undefined, SearchKind>;
 }
 
 export interface UsageCountersTable {

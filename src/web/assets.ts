@@ -12,7 +12,7 @@ export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.ur
  * file: a page then makes one render-blocking request for its styles instead of six, under the one
  * content-hashed URL it has always had.
  */
-const STYLESHEET_PARTS = ['base.css', 'layout.css', 'components.css', 'site.css', 'account.css', 'journey.css', 'report.css'];
+const STYLESHEET_PARTS = ['base.css', 'layout.css', 'components.css', 'site.css', 'account.css', 'journey.css', 'report.css', 'market.css'];
 
 /** The joined stylesheet's name under /assets/. */
 export const STYLESHEET = 'app.css';

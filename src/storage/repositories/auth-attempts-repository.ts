@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { newId } from '../../domain/ids.ts';
 import type { Db } from '../database.ts';
 
-export type AttemptKind = 'login_failure' | 'reset_request' | 'signup' | 'password_check' | 'webhook_ping';
+export type AttemptKind = 'login_failure' | 'reset_request' | 'signup' | 'password_check' | 'webhook_ping' | 'market_look';
 
 /** One place asked for: an attempt of `kind` by `subject`, allowed while fewer than `limit` were made after `since`. */
 export interface AttemptClaim {

@@ -12,6 +12,7 @@ import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
 import type { LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
+import { MarketRepository } from './market-repository.ts';
 import { MailQueueRepository } from './mail-queue-repository.ts';
 import { OperatorTokensRepository } from './operator-tokens-repository.ts';
 import { PasswordResetsRepository } from './password-resets-repository.ts';
@@ -68,6 +69,8 @@ export interface Repositories {
   // The operators' tools (0015): the account listing and the audit log.
   accountDirectory: AccountDirectoryRepository;
   operatorAudit: OperatorAuditRepository;
+  // The catalogue and the market's comparables (0018).
+  market: MarketRepository;
 }
 
 export interface RepositoryOptions {
@@ -107,5 +110,6 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     media: new MediaRepository(db),
     billingNotices: new BillingNoticesRepository(db),
     legalDocuments: new LegalDocumentsRepository(db),
+    market: new MarketRepository(db),
   };
 }

@@ -16,9 +16,16 @@ import { chooseLanguage, choosePaper } from './language.ts';
 import { fetchPhotos } from '../../pdf/pdf-photos.ts';
 import { pageFooterCss, PdfUnavailableError, type Paper } from '../../pdf/pdf-renderer.ts';
 import { isWebUrl, OUR_BRAND, presentReport, type Brand } from './present.ts';
+import { SALE_COMPARISON_MONTHS, saleKey, type ReportMarket } from './market.ts';
 
 /** Photos a PDF carries per lot: enough to see the damage; the page links every one. */
 export const PDF_PHOTOS_PER_LOT = 8;
+
+/** Sold lots of a report compared with their market, newest first: one market query each. */
+export const MARKET_COMPARED_SALES = 10;
+
+/** The market window of the report's section, the API's default. */
+const REPORT_MARKET_MONTHS = 12;
 
 const Params = Type.Object({ id: Type.String({ maxLength: 80 }) });
 const Query = Type.Object({
@@ -107,6 +114,33 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   type Query = { lang?: string | undefined; paper?: string | undefined };
 
+  /**
+   * What similar cars sold for, as of the report's time (the contract's snapshot rule): the
+   * vehicle's market in the months before the report was made, and each sold lot's in the months
+   * before its sale. The section is a companion of the report: a failure to compute it is logged and
+   * the report shown without it.
+   */
+  async function marketOf(request: FastifyRequest, report: StoredReport): Promise<ReportMarket | undefined> {
+    const asOf = new Date(report.createdAt);
+    const subject = { kind: 'vin', vin: report.vin } as const;
+    const sold = report.lots
+      .filter((lot) => lot.sale_date !== null && lot.price !== null && lot.price > 0 && Date.parse(lot.sale_date) <= asOf.getTime())
+      .slice(0, MARKET_COMPARED_SALES);
+    try {
+      const [vehicle, ...sales] = await Promise.all([
+        services.market.valueFor(subject, { primaryDamage: null, months: REPORT_MARKET_MONTHS, asOf }),
+        ...sold.map((lot) => services.market.valueFor(subject, { primaryDamage: null, months: SALE_COMPARISON_MONTHS, asOf: new Date(lot.sale_date!) })),
+      ]);
+      return {
+        vehicle: vehicle ?? null,
+        sales: new Map(sold.flatMap((lot, index) => (sales[index] ? [[saleKey(lot), sales[index]]] : []))),
+      };
+    } catch (error) {
+      request.log.error({ err: error, reportId: report.id }, 'report page: the market section could not be computed');
+      return undefined;
+    }
+  }
+
   async function languageOf(request: FastifyRequest, query: Query, report: StoredReport): Promise<ReportLanguage> {
     const lang = query.lang;
     // The account is read only when the link does not decide.
@@ -115,12 +149,12 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   async function sendPage(request: FastifyRequest, query: Query, reply: FastifyReply, report: StoredReport) {
-    const [language, theirs] = await Promise.all([languageOf(request, query, report), services.brands.forReport(report)]);
+    const [language, theirs, market] = await Promise.all([languageOf(request, query, report), services.brands.forReport(report), marketOf(request, report)]);
     const brand = theirs ? brandView(theirs, (hash) => `./brand/${hash}.png`) : OUR_BRAND;
     // Photos archived since the snapshot was taken show from the archive (thumbnails opening the full image).
     // A branded page's copies come through the reseller's proxy, under the report path, relatively.
     const links = await services.media.photoLinks(report.lots.flatMap((lot) => lot.images), ...(theirs ? ['./media/'] : []));
-    const view = presentReport(report, { language, brand, photoLinks: (url) => links.get(url) ?? { src: url, href: url } });
+    const view = presentReport(report, { language, brand, photoLinks: (url) => links.get(url) ?? { src: url, href: url }, ...(market ? { market } : {}) });
     const accent = accentCss(brand);
     if (accent) allowStyle(reply, accent);
     reply
@@ -161,7 +195,7 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       const outcome = await services.pdfCache.getOrPrint(
         { reportId: report.id, language: lang, paper, brand: brandKey },
-        () => printPdf(report, lang, paper, brand),
+        async () => printPdf(report, lang, paper, brand, await marketOf(request, report)),
         async () => {
           const decision = await services.guards.pdfPrints.consume(request.ip);
           return decision.allowed ? { allowed: true } : { allowed: false, retryAfterMs: decision.resetMs };
@@ -202,13 +236,13 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }
 
-  async function printPdf(report: StoredReport, language: ReportLanguage, paper: Paper, brand: Brand): Promise<Buffer> {
+  async function printPdf(report: StoredReport, language: ReportLanguage, paper: Paper, brand: Brand, market: ReportMarket | undefined): Promise<Buffer> {
     const step = services.metrics.pdfSteps.startTimer({ step: 'photos' });
     const urls = report.lots.flatMap((lot) => lot.images.filter(isWebUrl).slice(0, PDF_PHOTOS_PER_LOT));
     const photos = await fetchPhotos(services.outbound, urls, { budgetMs: config.pdf.photoBudgetMs });
     step();
     const htmlStep = services.metrics.pdfSteps.startTimer({ step: 'html' });
-    const view = presentReport(report, { language, brand, photoSource: (url) => photos.get(url) ?? null, maxPhotosPerLot: PDF_PHOTOS_PER_LOT });
+    const view = presentReport(report, { language, brand, photoSource: (url) => photos.get(url) ?? null, maxPhotosPerLot: PDF_PHOTOS_PER_LOT, ...(market ? { market } : {}) });
     const accent = accentCss(brand);
     const t = translatorFor(language);
     const footer = [brand.name, ...(brand.contact ? [brand.contact] : []), t.t('pdf.made', { id: report.id, time: t.formatDateTime(report.createdAt) }), t.t('pdf.page', { page: '{page}', pages: '{pages}' })].join(' · ');

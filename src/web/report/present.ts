@@ -5,6 +5,7 @@ import { REPORT_LANGUAGE_NAMES, REPORT_LANGUAGES, type ReportLanguage } from '..
 import { cleanText, formatAuction, isoInstant } from '../format.ts';
 import { translatorFor, type GlossaryCategory, type Term, type Translator } from './i18n.ts';
 import { buildTimeline, type TimelineView } from './timeline.ts';
+import { compareWithMarket, presentMarket, saleKey, type MarketView, type ReportMarket } from './market.ts';
 
 /** A labelled value; null means unknown, which the template shows as a dash. */
 export interface Field {
@@ -56,6 +57,8 @@ export interface LotView {
   morePhotos: string | null;
   /** The titles of the red flags this lot shows. */
   flags: string[];
+  /** How its sale price compares with the market before its sale ("18% below the median of 42 similar sales"). */
+  market: string | null;
 }
 
 /** Whose report it is: ours, or (once white label lands) a reseller's. */
@@ -92,6 +95,8 @@ export interface ReportView {
   flags: FlagView[];
   flagCount: string;
   timeline: TimelineView | null;
+  /** What similar cars sold for, as of the report's time. */
+  market: MarketView | null;
   lots: LotView[];
   languages: LanguageLink[];
   brand: Brand;
@@ -113,6 +118,8 @@ export interface PresentOptions {
    * archived full image) for an auction URL. Without it, the auction's URL for both.
    */
   photoLinks?: PhotoResolver;
+  /** The market of the report's vehicle and of each sold lot; without it, the page has no market section. */
+  market?: ReportMarket;
 }
 
 /** An image URL of a snapshot to what the page shows and opens (the photo archive's resolver). */
@@ -295,6 +302,7 @@ function presentLot(lot: Lot, pageName: string | null, t: Translator, flags: rea
     }),
     morePhotos: hidden > 0 ? t.t('photos.more', { count: hidden }) : null,
     flags: flags.flatMap((flag, index) => (flag.lots.some((ref) => sameLot(ref, lot)) ? [flagViews[index]!.title] : [])),
+    market: lot.sale_date === null ? null : compareWithMarket(lot.price, options.market?.sales.get(saleKey(lot)) ?? null, t),
   };
 }
 
@@ -333,6 +341,7 @@ export function presentReport(report: StoredReport, options: PresentOptions = {}
     flags: flagViews,
     flagCount: t.t('flags.count', { count: flags.length }),
     timeline: buildTimeline(lots, t),
+    market: options.market?.vehicle ? presentMarket(options.market.vehicle, t) : null,
     lots: pageOrder(lots).map((lot) => presentLot(lot, name, t, flags, flagViews, options)),
     languages: REPORT_LANGUAGES.map((code) => ({ code, name: REPORT_LANGUAGE_NAMES[code], current: code === language })),
     brand: options.brand ?? OUR_BRAND,

@@ -55,7 +55,7 @@ function niceStep(max: number, count: number): number {
   return step;
 }
 
-function ticksUpTo(max: number, place: (value: number) => number, label: (value: number) => string): { top: number; ticks: Tick[] } {
+export function ticksUpTo(max: number, place: (value: number) => number, label: (value: number) => string): { top: number; ticks: Tick[] } {
   const step = niceStep(Math.max(max, 1), 4);
   const top = Math.ceil(Math.max(max, 1) / step) * step;
   const ticks: Tick[] = [];
