@@ -18,6 +18,7 @@ import { PasswordResetsRepository } from './password-resets-repository.ts';
 import { PlansRepository } from './plans-repository.ts';
 import { IdempotencyKeysRepository } from './idempotency-keys-repository.ts';
 import { ReportsRepository } from './reports-repository.ts';
+import { ReportSignaturesRepository } from './report-signatures-repository.ts';
 import { SearchesRepository } from './searches-repository.ts';
 import { UsageCountersRepository } from './usage-counters-repository.ts';
 import type { SearchCommit } from '../search-commit.ts';
@@ -68,6 +69,8 @@ export interface Repositories {
   // The operators' tools (0015): the account listing and the audit log.
   accountDirectory: AccountDirectoryRepository;
   operatorAudit: OperatorAuditRepository;
+  // Verifiable reports: the signing keys and the reports' signatures (0020).
+  reportSignatures: ReportSignaturesRepository;
 }
 
 export interface RepositoryOptions {
@@ -107,5 +110,6 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     media: new MediaRepository(db),
     billingNotices: new BillingNoticesRepository(db),
     legalDocuments: new LegalDocumentsRepository(db),
+    reportSignatures: new ReportSignaturesRepository(db),
   };
 }
