@@ -114,9 +114,9 @@ export class ReportVerification {
     return `{"report":${signed.payload},"issued_at":${JSON.stringify(signed.issuedAt)},"issuer":${JSON.stringify(signed.issuer)},"signature":${JSON.stringify(signed.signature)}}`;
   }
 
-  /** The QR code of the report's own address, as SVG markup. */
-  qrCode(signed: SignedReport): Promise<string> {
-    return qrSvg(signed.reportUrl);
+  /** The QR code of the report's own address, as SVG markup for the page or a PDF footer. */
+  qrCode(signed: SignedReport, medium: 'screen' | 'print' = 'screen'): Promise<string> {
+    return qrSvg(signed.reportUrl, medium);
   }
 
   /** The JWK Set of every signing key, current and earlier. */
