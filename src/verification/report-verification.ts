@@ -42,7 +42,8 @@ export const MAX_VERIFY_PDF_BYTES = 20 * 1024 * 1024;
 /** Characters of a pasted link /verify reads. */
 export const MAX_VERIFY_LINK_LENGTH = 2048;
 
-const REPORT_PATH = /\/report\/([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})(?:\.(?:pdf|json))?(?:[?#/].*)?$/i;
+/** A report's path, of its page, PDF or JSON (the query and fragment are not part of a URL's pathname). */
+const REPORT_PATH = /\/report\/([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})(?:\.pdf|\.json)?\/?$/i;
 
 function payloadOf(signature: string): string {
   return Buffer.from(signature.split('.')[1] ?? '', 'base64url').toString('utf8');

@@ -90,6 +90,19 @@ describe.skipIf(!runnable)('the QR code and digest of a report, on its page and 
     await sharp(first).extract({ left: 0, top: height - 200, width, height: 200 }).toFile(path.join(SCREENSHOTS, 'report-pdf-footer.png'));
   });
 
+  it('says on /verify that the printed PDF, uploaded in a browser, is genuine, and what it said', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    await page.goto(`${origin}/verify`, { waitUntil: 'load' });
+    expect(await axeViolations(page)).toEqual([]);
+    await page.setInputFiles('#verify-pdf', path.join(dir, 'report.pdf'));
+    await Promise.all([page.waitForURL(`${origin}/verify`), page.getByRole('button', { name: 'Check' }).click()]);
+    await expect(page.locator('#verify-verdict').textContent()).resolves.toBe('Genuine: this report was made and signed by us');
+    expect(await page.locator('.verify-result').textContent()).toContain(digest);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'verify-genuine-desktop.png'), fullPage: true });
+    await page.close();
+  });
+
   it("puts the reseller's address in the QR code of a white-label report's PDF", async () => {
     const reseller = await createCustomer(t.repos, { rate: 1000 });
     await t.repos.brands.create(reseller.accountId, true, { name: 'Resale Motors', accent: null, contact: null, reportBaseUrl: 'https://reports.resale.example' }, new Date(), BRAND_LIMITS.namedBrands);
