@@ -51,6 +51,7 @@ const SYSTEM = [
   'test/web/report/pdf-renderer.test.ts',
   'test/web/report/report-pdf.test.ts',
   'test/webhooks/signature-samples.test.ts',
+  'test/verification/report-samples.test.ts',
   // Nothing to run without PostgreSQL or Redis.
   'test/limits/rate/redis-health.test.ts',
   'test/limits/rate/redis-rate-limiter.test.ts',
