@@ -76,8 +76,10 @@ export class SigningKeys {
     if (!key) {
       const stored = (await this.options.repo.listKeys()).find((k) => k.id === kid);
       if (!stored) return null;
-      key = importJWK(JSON.parse(stored.publicJwk) as JWK, SIGNING_ALG) as Promise<CryptoKey>;
-      this.publicKeys.set(kid, key);
+      const imported = importJWK(JSON.parse(stored.publicJwk) as JWK, SIGNING_ALG) as Promise<CryptoKey>;
+      this.publicKeys.set(kid, imported);
+      imported.catch(() => this.publicKeys.delete(kid));
+      key = imported;
     }
     return key;
   }
