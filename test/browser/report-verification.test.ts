@@ -3,7 +3,6 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BRAND_LIMITS } from '../../src/domain/brand.ts';
@@ -76,7 +75,8 @@ describe.skipIf(!runnable)('the QR code and digest of a report, on its page and 
     expect(res.statusCode).toBe(200);
     const pdf = path.join(dir, 'report.pdf');
     writeFileSync(pdf, res.rawPayload);
-    execFileSync('pdftoppm', ['-png', '-r', '150', pdf, path.join(dir, 'page')]);
+    // Each page's foot alone (A4 at 150 dpi is 1,754 pixels high; the footer is its last 16 mm), in grey: what zbarimg needs, quickly.
+    execFileSync('pdftoppm', ['-png', '-gray', '-r', '150', '-y', '1600', '-H', '154', '-W', '1240', pdf, path.join(dir, 'page')]);
     const pngs = readdirSync(dir).filter((file) => /^page-\d+\.png$/.test(file)).sort();
     expect(pngs.length).toBeGreaterThanOrEqual(2);
     for (const png of pngs) expect(qrCodes(path.join(dir, png))).toEqual([`https://vinhistory.test${reportPath}`]);
@@ -85,9 +85,7 @@ describe.skipIf(!runnable)('the QR code and digest of a report, on its page and 
     texts.forEach((text, i) => expect(text).toMatch(new RegExp(`Page ${i + 1} of ${texts.length}\\s+Fingerprint \\(SHA-256\\) ${digest}`)));
     expect(await readPdfStamp(res.rawPayload)).toEqual({ reportId: reportPath.split('/').pop(), reportUrl: `https://vinhistory.test${reportPath}`, digest });
     // The footer of the first page, as a reader sees it (docs/screenshots/).
-    const first = path.join(dir, pngs[0]!);
-    const { height, width } = await sharp(first).metadata();
-    await sharp(first).extract({ left: 0, top: height - 200, width, height: 200 }).toFile(path.join(SCREENSHOTS, 'report-pdf-footer.png'));
+    execFileSync('pdftoppm', ['-png', '-singlefile', '-r', '150', '-f', '1', '-l', '1', '-y', '1554', '-H', '200', '-W', '1240', pdf, path.join(SCREENSHOTS, 'report-pdf-footer')]);
   });
 
   it('says on /verify that the printed PDF, uploaded in a browser, is genuine, and what it said', async () => {
@@ -113,7 +111,8 @@ describe.skipIf(!runnable)('the QR code and digest of a report, on its page and 
     expect(res.statusCode).toBe(200);
     const pdf = path.join(dir, 'branded.pdf');
     writeFileSync(pdf, res.rawPayload);
-    execFileSync('pdftoppm', ['-png', '-r', '150', '-f', '1', '-l', '1', pdf, path.join(dir, 'branded')]);
+    // Letter at 150 dpi is 1,650 pixels high.
+    execFileSync('pdftoppm', ['-png', '-gray', '-r', '150', '-f', '1', '-l', '1', '-y', '1496', '-H', '154', '-W', '1275', pdf, path.join(dir, 'branded')]);
     const png = readdirSync(dir).find((file) => file.startsWith('branded') && file.endsWith('.png'))!;
     expect(qrCodes(path.join(dir, png))).toEqual([branded.href]);
   });
