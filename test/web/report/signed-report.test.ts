@@ -104,6 +104,22 @@ describe.each(DIALECTS)('signed report JSON and the JWK Set on %s', (dialect) =>
     expect(new TextDecoder().decode((await verify(envelope.signature)).payload)).toBe(body);
     const signed = await t.app.services.verification.signed(path.split('/').pop()!);
     expect(signed!.digest).toBe(shortDigest(body));
+    // The branded page shows the same digest and links its signed JSON through the reseller's proxy, never our /verify.
+    const page = (await get(path)).body;
+    expect(page).toContain(`<code dir="ltr" data-digest>${signed!.digest}</code>`);
+    expect(page).toContain(`href="./${path.split('/').pop()!}.json"`);
+    expect(page).not.toContain('/verify');
+  });
+
+  it('shows the digest of the signed payload and a QR code on the report page, with links to /verify and the JSON', async () => {
+    const answered = await search();
+    const id = answered.path.split('/').pop()!;
+    const page = (await get(`${answered.path}?lang=uk`)).body;
+    expect(page).toContain(`<code dir="ltr" data-digest>${shortDigest(answered.body)}</code>`);
+    expect(page).toContain('Перевірте справжність звіту');
+    expect(page).toMatch(/<div class="verification__qr" role="img" aria-label="[^"]+"><svg /);
+    expect(page).toContain(`href="/verify?report=${id}"`);
+    expect(page).toContain(`href="/report/${id}.json"`);
   });
 
   it('answers 429 with Retry-After past the per-address rate of the free checks', async () => {
