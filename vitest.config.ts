@@ -55,6 +55,7 @@ const SYSTEM = [
   'test/webhooks/signature-samples.test.ts',
   // Both SDKs against a live server; the Python one in a virtualenv it makes (and caches).
   'test/sdks/live-server.test.ts',
+  'test/verification/report-samples.test.ts',
   // Nothing to run without PostgreSQL or Redis.
   'test/limits/rate/redis-health.test.ts',
   'test/limits/rate/redis-rate-limiter.test.ts',

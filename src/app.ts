@@ -23,6 +23,7 @@ import adminAccountsRoutes from './http/admin/accounts.ts';
 import adminInvoicesRoutes from './http/admin/invoices.ts';
 import stripeWebhookRoutes from './http/webhooks/stripe.ts';
 import reportRoutes from './web/report/index.ts';
+import signedReportRoutes from './web/report/signed-report.ts';
 import webRoutes from './web/index.ts';
 
 declare module 'fastify' {
@@ -134,6 +135,7 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(watchesRoutes);
   await app.register(webhookRoutes);
   await app.register(reportRoutes);
+  await app.register(signedReportRoutes);
   await app.register(mediaRoutes);
   await app.register(adminLotsRoutes);
   // The operators' customer operations and audit log (docs/operators.md).

@@ -56,6 +56,8 @@ import { MediaService } from './media/media-service.ts';
 import { photoArchiveQueue } from './media/archive-queue.ts';
 import { lotEvents } from './webhooks/lot-events.ts';
 import { OperatorService } from './operations/operator-service.ts';
+import { SigningKeys } from './verification/signing-keys.ts';
+import { ReportVerification } from './verification/report-verification.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -150,6 +152,9 @@ export interface Container {
   readonly media: MediaService;
   // The operators' customer operations (CLI, admin API, operators' page) and their audit log.
   readonly operations: OperatorService;
+  // Verifiable reports (docs/reports.md): the signing keys, the reports' signatures, /verify.
+  readonly signingKeys: SigningKeys;
+  readonly verification: ReportVerification;
   /** Whether this instance can take customers: /readyz, `vinhistory doctor`, the start of `serve`. */
   readonly readiness: Readiness;
   /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
@@ -281,6 +286,10 @@ export function createContainer(options: ContainerOptions): Container {
   });
   const usage = new UsageService(repos);
   const invoices = new InvoiceService({ db, repos });
+  const reports = new ReportService(repos.reports);
+  const brands = new BrandService({ repos, isProduction: config.isProduction, logos });
+  const signingKeys = new SigningKeys({ repo: repos.reportSignatures, secrets, now });
+  const verification = new ReportVerification({ keys: signingKeys, reports, reportsRepo: repos.reports, repo: repos.reportSignatures, brands, issuer: config.publicBaseUrl, now });
   const operations = new OperatorService({ repos, billing: payments.billing, invoices, usage, apiTokens, ...(options.now ? { now: options.now } : {}) });
 
   return Object.freeze({
@@ -288,7 +297,7 @@ export function createContainer(options: ContainerOptions): Container {
     metrics,
     database: { ping: () => db.ping(), dialect: db.dialect.name },
     search,
-    reports: new ReportService(repos.reports),
+    reports,
     vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),
     market,
     marketCalls: new MarketCalls({
@@ -303,7 +312,7 @@ export function createContainer(options: ContainerOptions): Container {
     marketLooks: new MarketLookService(market, guards.vinPreviews, repos.authAttempts),
     accounts: new AccountService(repos),
     apiTokens,
-    brands: new BrandService({ repos, isProduction: config.isProduction, logos }),
+    brands,
     operatorTokens: new OperatorTokenService(repos),
     plans: new PlanService({ db, repos }),
     invoices,
@@ -333,6 +342,8 @@ export function createContainer(options: ContainerOptions): Container {
     deliveryWorker,
     media,
     operations,
+    signingKeys,
+    verification,
     readiness: new Readiness({
       isProduction: config.isProduction,
       mail: config.mail,

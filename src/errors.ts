@@ -42,6 +42,12 @@ export const API_ERRORS = {
     meaning: 'A search by a valid VIN or lot found no auction record. Counted against the quota.',
     action: 'Nothing to retry: the vehicle has no known auction history (yet).',
   },
+  REPORT_NOT_FOUND: {
+    status: 404,
+    code: 'report_not_found',
+    meaning: 'No report has this id (`GET /report/{id}.json`): the link is mistyped, or the report was deleted with its account.',
+    action: 'Check the link; the report id is the UUID after `/report/` in the report_url.',
+  },
   ROUTE_NOT_FOUND: {
     status: 404,
     code: 'route_not_found',

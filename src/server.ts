@@ -38,6 +38,9 @@ export async function startServer(config: Config): Promise<void> {
   process.once('exit', unmarkServing);
   const services = createContainer({ config, db, log, metrics: new Metrics() });
   const app = await buildApp({ services, loggerInstance: log });
+  // The report signing key is made on the first start (docs/reports.md), before any report is asked for.
+  const signingKey = await services.signingKeys.ensure();
+  log.info({ kid: signingKey }, 'reports are signed with this key');
 
   const sweeper = setInterval(() => {
     services.search.deleteExpiredIdempotencyKeys().catch((error) => app.log.warn({ err: error }, 'idempotency key cleanup failed'));

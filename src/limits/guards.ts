@@ -28,6 +28,11 @@ export interface Guards {
    * browser tab and a core for about a second, and the reports are free to anyone with the link.
    */
   pdfPrints: RateGuard;
+  /**
+   * Verifiable reports, per network address: a report's signed JSON, the JWK Set and the /verify
+   * page's checks (a PDF upload is parsed), all free to anyone.
+   */
+  reportVerifications: RateGuard;
 }
 
 export function createGuards(limiter: RateLimiter): Guards {
@@ -35,5 +40,6 @@ export function createGuards(limiter: RateLimiter): Guards {
     usageCalls: new RateGuard(limiter, 'usage', 5),
     vinPreviews: new RateGuard(limiter, 'vin-preview', 2),
     pdfPrints: new RateGuard(limiter, 'pdf-print', 2),
+    reportVerifications: new RateGuard(limiter, 'report-verification', 10),
   };
 }

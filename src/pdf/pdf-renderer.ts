@@ -51,6 +51,17 @@ export function pageFooterCss(text: string, dir: 'ltr' | 'rtl', fontStack: strin
 }
 
 /**
+ * The report's QR code at the foot of every page (docs/reports.md), as a page-margin box like the
+ * footer's text: on the reading side's start, 15 mm square (it fits the 16 mm bottom margin and
+ * reads at 150 dpi). The footer's text keeps its lines (a second line, under the first, carries the
+ * digest of the signed payload), so that its first line keeps the width it had.
+ */
+export function pageQrCss(svg: string, dir: 'ltr' | 'rtl'): string {
+  const start = dir === 'rtl' ? 'bottom-right' : 'bottom-left';
+  return `@page{@${start}{content:url("data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}");width:15mm;height:15mm;vertical-align:middle}@bottom-center{white-space:pre-line}}`;
+}
+
+/**
  * Prints HTML to PDF with Chromium, through playwright-core: the same engine that lays out the page,
  * so the PDF shapes Arabic and Georgian as the page does. One browser for the process, started on
  * the first PDF and again if it dies; at most `maxConcurrent` documents at once. Each page, in a

@@ -399,6 +399,25 @@ export interface OperatorAuditTable {
   details: string;
 }
 
+/** An Ed25519 key of the service that signs reports (0020): the private half sealed, never in the clear. */
+export interface SigningKeysTable {
+  id: string;
+  /** The public key as a JWK (JSON text), as /.well-known/jwks.json publishes it. */
+  public_jwk: string;
+  private_sealed: string;
+  created_at: string;
+}
+
+/** A report's signature, made at its first need and kept (0020). */
+export interface ReportSignaturesTable {
+  report_id: string;
+  key_id: string;
+  issuer: string;
+  issued_at: string;
+  /** The compact JWS; its payload is the signed Report JSON. */
+  signature: string;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -431,6 +450,9 @@ export interface Database {
   legal_documents: LegalDocumentsTable;
   billing_notices: BillingNoticesTable;
   operator_audit: OperatorAuditTable;
+  // Verifiable reports (0020).
+  signing_keys: SigningKeysTable;
+  report_signatures: ReportSignaturesTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

@@ -13,6 +13,7 @@ import pricingRoutes from './site/pricing.ts';
 import legalRoutes from './site/legal.ts';
 import docsRoutes from './site/docs.ts';
 import marketRoutes from './site/market.ts';
+import verifyRoutes from './site/verify.ts';
 import { pageHelpers } from './site/present.ts';
 
 declare module 'fastify' {
@@ -128,6 +129,7 @@ const webRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(legalRoutes);
   await app.register(docsRoutes);
   await app.register(marketRoutes);
+  await app.register(verifyRoutes);
   await app.register(authRoutes);
   await app.register(accountRoutes, { prefix: '/account' });
   // The operators' page (docs/operators.md): its own log-in with an operator token.

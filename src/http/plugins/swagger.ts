@@ -9,6 +9,8 @@ type Json = { [key: string]: unknown };
 /** Who a document is for: its operations (by path prefix), its token, its tags. */
 interface Audience {
   pathPrefix: string;
+  /** Operations of the audience outside its prefix (the public report JSON and keys of verifiable reports). */
+  alsoPaths?: readonly string[];
   title: string;
   description: string;
   securityScheme: 'apiToken' | 'operatorToken';
@@ -40,7 +42,9 @@ const CUSTOMERS: Audience = {
     { name: 'Account', description: "The account's plan and usage. Free: not counted." },
     { name: 'Watches', description: 'VINs and lots to get webhook events for (lot.created, lot.updated). Not counted as searches; the plan limits how many.' },
     { name: 'Webhooks', description: "The account's webhook endpoint, its signing secret, test pings and the log of every delivery attempt. See docs/webhooks.md." },
+    { name: 'Verification', description: "A report's signed snapshot and the public keys that check it: free, no token. See docs/reports.md." },
   ],
+  alsoPaths: ['/report/{id}.json', '/.well-known/jwks.json'],
 };
 
 const OPERATORS: Audience = {
@@ -122,7 +126,7 @@ export function documentFor(full: Json, audience: Audience, publicBaseUrl: strin
   const allPaths = isObject(full.paths) ? full.paths : {};
   const paths = Object.fromEntries(
     Object.entries(allPaths)
-      .filter(([path]) => path.startsWith(audience.pathPrefix))
+      .filter(([path]) => path.startsWith(audience.pathPrefix) || audience.alsoPaths?.includes(path))
       .map(([path, item]) => [
         path,
         Object.fromEntries(Object.entries(isObject(item) ? item : {}).map(([method, operation]) => [method, isObject(operation) ? withRequestId(operation) : operation])),

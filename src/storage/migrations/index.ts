@@ -17,6 +17,7 @@ import * as operatorAudit from './0015-operator-audit.ts';
 import * as sharedAssets from './0016-shared-assets.ts';
 import * as webhookMailAndRetention from './0017-webhook-mail-and-retention.ts';
 import * as market from './0018-market.ts';
+import * as reportSignatures from './0020-report-signatures.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0016-shared-assets': sharedAssets,
   '0017-webhook-mail-and-retention': webhookMailAndRetention,
   '0018-market': market,
+  '0020-report-signatures': reportSignatures,
 };

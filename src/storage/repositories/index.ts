@@ -19,6 +19,7 @@ import { PasswordResetsRepository } from './password-resets-repository.ts';
 import { PlansRepository } from './plans-repository.ts';
 import { IdempotencyKeysRepository } from './idempotency-keys-repository.ts';
 import { ReportsRepository } from './reports-repository.ts';
+import { ReportSignaturesRepository } from './report-signatures-repository.ts';
 import { SearchesRepository } from './searches-repository.ts';
 import { UsageCountersRepository } from './usage-counters-repository.ts';
 import type { SearchCommit } from '../search-commit.ts';
@@ -71,6 +72,8 @@ export interface Repositories {
   operatorAudit: OperatorAuditRepository;
   // The catalogue and the market's comparables (0018).
   market: MarketRepository;
+  // Verifiable reports: the signing keys and the reports' signatures (0020).
+  reportSignatures: ReportSignaturesRepository;
 }
 
 export interface RepositoryOptions {
@@ -111,5 +114,6 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     billingNotices: new BillingNoticesRepository(db),
     legalDocuments: new LegalDocumentsRepository(db),
     market: new MarketRepository(db),
+    reportSignatures: new ReportSignaturesRepository(db),
   };
 }

@@ -20,6 +20,12 @@ export class ReportsRepository {
     return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots: JSON.parse(row.lots) as StoredReport['lots'], sandbox: row.sandbox === 1, tokenId: row.token_id };
   }
 
+  /** The snapshot's lots as the stored JSON text: the bytes the search answered, for its signature. */
+  async lotsJsonOf(id: string): Promise<string | undefined> {
+    const row = await this.db.kysely.selectFrom('reports').select('lots').where('id', '=', id).executeTakeFirst();
+    return row?.lots;
+  }
+
   async countForAccount(accountId: string): Promise<number> {
     const row = await this.db.kysely
       .selectFrom('reports')

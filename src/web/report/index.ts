@@ -14,7 +14,9 @@ import { fontFaceCss, fontFile, inlineFontFaceCss, REPORT_FONT_STACK } from './f
 import { translatorFor } from './i18n.ts';
 import { chooseLanguage, choosePaper } from './language.ts';
 import { fetchPhotos } from '../../pdf/pdf-photos.ts';
-import { pageFooterCss, PdfUnavailableError, type Paper } from '../../pdf/pdf-renderer.ts';
+import { pageFooterCss, pageQrCss, PdfUnavailableError, type Paper } from '../../pdf/pdf-renderer.ts';
+import type { SignedReport } from '../../verification/report-verification.ts';
+import { verificationView } from './verification.ts';
 import { isWebUrl, OUR_BRAND, presentReport, type Brand } from './present.ts';
 import { SALE_COMPARISON_MONTHS, saleKey, type ReportMarket } from './market.ts';
 
@@ -157,6 +159,11 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const view = presentReport(report, { language, brand, photoLinks: (url) => links.get(url) ?? { src: url, href: url }, ...(market ? { market } : {}) });
     const accent = accentCss(brand);
     if (accent) allowStyle(reply, accent);
+    // Signed at its first need (docs/reports.md); a branded page links only what comes through the reseller's proxy.
+    const signed = await services.verification.signed(report.id);
+    const verification = signed
+      ? await verificationView(services.verification, signed, language, theirs ? { verifyHref: null, jsonHref: `./${report.id}.json` } : { verifyHref: `${basePath}/verify?report=${report.id}`, jsonHref: `${basePath}/report/${report.id}.json` })
+      : null;
     reply
       .header('x-robots-tag', 'noindex, nofollow')
       .header('cache-control', 'private, max-age=300')
@@ -172,6 +179,7 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       pdfHref: theirs ? `./${report.id}.pdf?lang=${language}` : `${basePath}/report/${report.id}.pdf?lang=${language}`,
       shareUrl: `${theirs?.reportBaseUrl ?? config.publicBaseUrl}/report/${report.id}?lang=${language}`,
       getReportsHref: brand.ours && !hasSession(request) ? `${basePath}/` : null,
+      verification,
     });
   }
 
@@ -192,10 +200,12 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const brand = theirs ? brandView(theirs, () => (logo ? `data:image/png;base64,${logo.toString('base64')}` : '')) : OUR_BRAND;
     // The brand is part of the cached file's key: a changed brand prints a new PDF.
     const brandKey = theirs ? JSON.stringify([theirs.name, theirs.logoHash, theirs.accent, theirs.contact]) : JSON.stringify(brand);
+    const signed = await services.verification.signed(report.id);
     try {
       const outcome = await services.pdfCache.getOrPrint(
-        { reportId: report.id, language: lang, paper, brand: brandKey },
-        async () => printPdf(report, lang, paper, brand, await marketOf(request, report)),
+        // The digest is part of the key too: a PDF printed before reports carried their QR code is printed again.
+        { reportId: report.id, language: lang, paper, brand: signed ? `${brandKey}\n${signed.digest}` : brandKey },
+        async () => printPdf(report, lang, paper, brand, await marketOf(request, report), signed),
         async () => {
           const decision = await services.guards.pdfPrints.consume(request.ip);
           return decision.allowed ? { allowed: true } : { allowed: false, retryAfterMs: decision.resetMs };
@@ -236,7 +246,14 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }
 
-  async function printPdf(report: StoredReport, language: ReportLanguage, paper: Paper, brand: Brand, market: ReportMarket | undefined): Promise<Buffer> {
+  async function printPdf(
+    report: StoredReport,
+    language: ReportLanguage,
+    paper: Paper,
+    brand: Brand,
+    market: ReportMarket | undefined,
+    signed: SignedReport | undefined,
+  ): Promise<Buffer> {
     const step = services.metrics.pdfSteps.startTimer({ step: 'photos' });
     const urls = report.lots.flatMap((lot) => lot.images.filter(isWebUrl).slice(0, PDF_PHOTOS_PER_LOT));
     const photos = await fetchPhotos(services.outbound, urls, { budgetMs: config.pdf.photoBudgetMs });
@@ -245,11 +262,18 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const view = presentReport(report, { language, brand, photoSource: (url) => photos.get(url) ?? null, maxPhotosPerLot: PDF_PHOTOS_PER_LOT, ...(market ? { market } : {}) });
     const accent = accentCss(brand);
     const t = translatorFor(language);
-    const footer = [brand.name, ...(brand.contact ? [brand.contact] : []), t.t('pdf.made', { id: report.id, time: t.formatDateTime(report.createdAt) }), t.t('pdf.page', { page: '{page}', pages: '{pages}' })].join(' · ');
-    const css = `${fontsFor(language)}\n${pdfStylesheet()}\n${pageFooterCss(footer, t.dir, REPORT_FONT_STACK)}`;
-    const html = await app.view('report', { report: view, testReport: report.sandbox === true, pdf: { css }, accentCss: accent, getReportsHref: null });
+    const verification = signed ? await verificationView(services.verification, signed, language, { verifyHref: null, jsonHref: '' }, 'print') : null;
+    const footer =
+      [brand.name, ...(brand.contact ? [brand.contact] : []), t.t('pdf.made', { id: report.id, time: t.formatDateTime(report.createdAt) }), t.t('pdf.page', { page: '{page}', pages: '{pages}' })].join(' · ') +
+      // Every page carries the report's QR code and, under the footer's line, the digest of its signed payload (docs/reports.md).
+      (verification ? `\n${verification.text.digest} ${verification.digest}` : '');
+    const qrCss = verification ? pageQrCss(verification.qrSvg, t.dir) : '';
+    const css = `${fontsFor(language)}\n${pdfStylesheet()}\n${pageFooterCss(footer, t.dir, REPORT_FONT_STACK)}\n${qrCss}`;
+    const html = await app.view('report', { report: view, testReport: report.sandbox === true, pdf: { css }, accentCss: accent, getReportsHref: null, verification });
     htmlStep();
-    return services.pdfRenderer.print(html, { paper });
+    const pdf = await services.pdfRenderer.print(html, { paper });
+    // The report's id, address and digest in the document information, where /verify finds them.
+    return signed ? services.verification.stampPdf(pdf, signed) : pdf;
   }
 
   app.get('/report/:id', { schema: { hide: true, params: Params, querystring: Query } }, async (request, reply) => {
