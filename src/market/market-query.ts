@@ -71,7 +71,9 @@ function keyed(name: string, raw: string): Checked<string> {
 }
 
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T([0-9:.]{5,12})(?:Z|[+-]\d{2}:\d{2})$/;
+/** The time of a date-time: hours and minutes, seconds, a fraction of up to milliseconds (three patterns: none nests a repetition). */
+const TIMES = [/^\d\d:\d\d$/, /^\d\d:\d\d:\d\d$/, /^\d\d:\d\d:\d\d\.\d{1,3}$/];
 
 /** An ISO date or date-time as an instant in UTC; a date-only bound covers its whole UTC day. */
 function saleBound(name: string, raw: string, end: boolean): Checked<string> {
@@ -79,7 +81,7 @@ function saleBound(name: string, raw: string, end: boolean): Checked<string> {
   const bad = refuse(name, `The ${name} must be an ISO 8601 date (2026-11-26) or date-time with a zone (2026-11-26T10:00:00Z).`);
   const day = DATE_ONLY.exec(text);
   const match = day ?? DATE_TIME.exec(text);
-  if (match === null) return bad;
+  if (match === null || (day === null && !TIMES.some((time) => time.test(match[4]!)))) return bad;
   // A real calendar day: Date would roll 2026-02-30 over into March.
   const [, y, m, d] = match;
   const calendar = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));

@@ -138,6 +138,8 @@ describe.each(DIALECTS)('catalogue search on %s', (dialect) => {
       ['?price_min=10&price_max=9', 'price_max'],
       ['?sale_from=2026-02-30', 'sale_from'],
       ['?sale_to=yesterday', 'sale_to'],
+      ['?sale_from=2026-01-01T10:00.5Z', 'sale_from'],
+      ['?sale_from=2026-01-01T25:00:00Z', 'sale_from'],
       ['?sale_from=2026-02-02&sale_to=2026-02-01', 'sale_to'],
       ['?status=soon', 'status'],
       [`?location_zip=${'1'.repeat(21)}`, 'location_zip'],
