@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { SearchKind } from '../domain/search.ts';
 
 /**
  * Table types for Kysely. Timestamps are ISO 8601 UTC strings with milliseconds
@@ -158,6 +159,8 @@ export interface SearchesTable {
   period_start: string;
   /** 1 for a sandbox token's search: recorded (its Idempotency-Key names it) but never counted (0009). */
   sandbox: ColumnType<number, number | undefined, number>;
+  /** What kind of counted call it was (0018). */
+  kind: ColumnType<SearchKind, SearchKind | undefined, SearchKind>;
 }
 
 export interface UsageCountersTable {
