@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { LOT_FIELDS, type Lot } from './lot.ts';
 
 /**
@@ -61,3 +62,38 @@ export function lotChanges(before: Lot, after: Lot): LotChanges {
   }
   return changed;
 }
+
+const ChangeSchema = Type.Object(
+  {
+    from: Type.Unknown({ description: 'The value before: null in a first version, or for a field that was unknown.' }),
+    to: Type.Unknown({ description: 'The value after.' }),
+  },
+  { additionalProperties: false },
+);
+
+/** The history endpoint's answer (contract, "Lot history"). */
+export const LotHistorySchema = Type.Object(
+  {
+    auction: Type.String({ description: 'The auction, a lower-case word.' }),
+    lot_id: Type.Integer({ description: 'The lot id at that auction.' }),
+    vin: Type.String({ description: "The lot's VIN." }),
+    first_seen_at: Type.String({ format: 'date-time', description: 'When the service first stored the lot.' }),
+    last_seen_at: Type.String({ format: 'date-time', description: 'When an import last named the lot, whether or not it changed anything.' }),
+    versions: Type.Array(
+      Type.Object(
+        {
+          observed_at: Type.String({ format: 'date-time', description: 'When the import that brought this version ran.' }),
+          source: Type.String({ description: "What brought the data: a feed's name, a file's name, `admin-api:<operator token name>`, `demo`, or `before history` for lots stored before history was kept." }),
+          changed: Type.Record(Type.String(), ChangeSchema, {
+            description:
+              'What this version changed, by field: `{"from": <value or null>, "to": <value>}`. The first version has every known field (from null); a later one only what it changed. ' +
+              'Fields are the Lot\'s, plus `listing` (`listed` or `left`) when a feed saw the lot leave its auction\'s listing or come back.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Oldest first.' },
+    ),
+  },
+  { $id: 'LotHistory', title: 'LotHistory', additionalProperties: false },
+);
