@@ -5,7 +5,7 @@ import type { SearchPrincipal } from '../domain/principal.ts';
 import { sandboxLots, sandboxVinOfLot } from '../search/sandbox/catalogue.ts';
 import type { CountedAnswer, CountedOutcome, SearchService } from '../search/search-service.ts';
 import type { LotHistoryRepository } from '../storage/repositories/lot-history-repository.ts';
-import { lotHistory, type LotHistory } from './lot-history.ts';
+import { historyAsOf, lotHistory, type LotHistory } from './lot-history.ts';
 
 /**
  * When the sandbox catalogue's lots are said to have been seen: the catalogue is fixed test data,
@@ -18,7 +18,7 @@ export class HistoryService {
   constructor(
     private readonly options: {
       search: Pick<SearchService, 'runCountedOnLot'>;
-      lotHistory: Pick<LotHistoryRepository, 'historyOf'>;
+      lotHistory: Pick<LotHistoryRepository, 'historyOf' | 'historiesOfVin'>;
     },
   ) {}
 
@@ -29,6 +29,29 @@ export class HistoryService {
       return stored ? { kind: 'found', body: lotHistory(stored) } : notKnown(lot);
     });
   }
+
+  /** The histories a report page and its PDF show (historiesForReport). */
+  forReport(report: { vin: string; createdAt: string; sandbox?: boolean }): Promise<Map<string, LotHistory>> {
+    return historiesForReport(this.options.lotHistory, report);
+  }
+}
+
+/**
+ * The history of every stored lot of a report's vehicle as it stood when the report was made (by
+ * `auction/lot_id`): a report is a snapshot, and shows the history of its time, not what was
+ * learnt since. A sandbox report's lots are the catalogue's: they have none.
+ */
+export async function historiesForReport(
+  repo: Pick<LotHistoryRepository, 'historiesOfVin'>,
+  report: { vin: string; createdAt: string; sandbox?: boolean },
+): Promise<Map<string, LotHistory>> {
+  const histories = new Map<string, LotHistory>();
+  if (report.sandbox) return histories;
+  for (const [key, stored] of await repo.historiesOfVin(report.vin)) {
+    const then = historyAsOf(lotHistory(stored), report.createdAt);
+    if (then) histories.set(key, then);
+  }
+  return histories;
 }
 
 function notKnown(lot: LotRef): CountedAnswer<LotHistory> {

@@ -66,3 +66,15 @@ export function statesOf(history: LotHistory): Lot[] {
   }
   return states;
 }
+
+/**
+ * A lot's history as it stood at `at` (a report's moment): the versions observed by then, and the
+ * last sighting by then (the last version's, when the lot has been seen since: sightings that
+ * changed nothing are not kept one by one). Null when the lot was first seen after `at`.
+ */
+export function historyAsOf(history: LotHistory, at: string): LotHistory | null {
+  const versions = history.versions.filter((version) => version.observed_at <= at);
+  if (versions.length === 0) return null;
+  const lastSeen = history.last_seen_at <= at ? history.last_seen_at : versions.at(-1)!.observed_at;
+  return { ...history, last_seen_at: lastSeen, versions };
+}
