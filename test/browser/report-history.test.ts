@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,5 +67,17 @@ describe.skipIf(!runnable)("a lot's history on the report page, in a browser", (
     expect(await lowContrastTexts(page, { skip: '.visually-hidden, .skip-link' })).toEqual([]);
     await page.locator('.lot').first().screenshot({ path: path.join(SCREENSHOTS, 'report-history.png') });
     await context.close();
+  });
+
+  it('prints the same history in the PDF', async () => {
+    const res = await t.app.inject({ url: `${reportPath}.pdf?lang=en&paper=a4` });
+    expect(res.statusCode).toBe(200);
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'vinhistory-history-pdf-')), 'report.pdf');
+    writeFileSync(file, res.rawPayload);
+    const text = execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+    expect(text.toLowerCase()).toContain('history of this lot');
+    expect(text).toContain('Sale price: $4,000 → $3,500');
+    expect(text).toContain("Left the auction's listing");
+    expect(text).toContain('Title washed');
   });
 });
