@@ -126,9 +126,11 @@ export class LotsRepository {
    * gets one version (what changed, from what, when, from which source: lot-versions.ts), and
    * every lot the batch names is seen (last_seen_at), changed or not.
    */
-  async upsertBatch(lots: readonly IncomingLot[], options: UpsertOptions = {}): Promise<UpsertSummary> {
+  async upsertBatch(lots: readonly IncomingLot[], given: UpsertOptions | Date = {}): Promise<UpsertSummary> {
     const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0 };
     if (lots.length === 0) return summary;
+    // A bare Date is the moment alone, as callers before lot history passed it.
+    const options: UpsertOptions = given instanceof Date ? { now: given } : given;
     const at = (options.now ?? new Date()).toISOString();
     const source = normaliseSource(options.source);
     const hooks = this.options.lotsWritten ?? [];
