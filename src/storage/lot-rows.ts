@@ -7,6 +7,13 @@ export function lotFromRow(row: LotRow): Lot {
   return lot as Lot;
 }
 
+/** Two photo lists alike, element by element (an import's hot path: no JSON of either). */
+export function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** What an upsert did to one lot. */
 export type LotUpsertStatus = 'inserted' | 'updated' | 'unchanged';
 
@@ -26,7 +33,7 @@ export function mergeLot(stored: Lot, incoming: Lot): Lot | null {
     const value = incoming[field];
     if (field === 'images') {
       const images = value as string[];
-      if (images.length > 0 && JSON.stringify(images) !== JSON.stringify(stored.images)) {
+      if (images.length > 0 && !sameList(images, stored.images)) {
         merged.images = images;
         changed = true;
       }

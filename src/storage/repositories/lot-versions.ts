@@ -59,8 +59,12 @@ export function batchHistory(
   at: string,
   source: string,
 ): BatchHistory {
-  const states = new Map<string, { row: LotRow; lot: Lot; written: boolean }>();
-  for (const row of before) states.set(lotKey(row.auction, row.lot_id), { row, lot: lotFromRow(row), written: false });
+  // `original` is read once: mergeLot copies, so the stored state stays as it was for the diff.
+  const states = new Map<string, { row: LotRow; original: Lot; lot: Lot; written: boolean; filled: boolean }>();
+  for (const row of before) {
+    const original = lotFromRow(row);
+    states.set(lotKey(row.auction, row.lot_id), { row, original, lot: original, written: false, filled: false });
+  }
   for (const line of lots) {
     const state = states.get(lotKey(line.auction, line.lot_id));
     if (!state) continue;
@@ -76,14 +80,18 @@ export function batchHistory(
     if (!state) continue;
     const filled = { ...state.lot } as Record<string, unknown>;
     for (const [field, value] of Object.entries(derived)) {
-      if (derivable.has(field) && value !== null && value !== undefined && filled[field] === null) filled[field] = value;
+      if (derivable.has(field) && value !== null && value !== undefined && filled[field] === null) {
+        filled[field] = value;
+        state.filled = true;
+      }
     }
     state.lot = filled as Lot;
   }
   const versions: VersionRow[] = [];
   const touched: LotRef[] = [];
-  for (const { row, lot, written } of states.values()) {
-    const changed: LotChanges = lotChanges(lotFromRow(row), lot);
+  for (const { row, original, lot, written, filled } of states.values()) {
+    // Nothing merged in and nothing filled: the lot is as it was (the common case of a re-import).
+    const changed: LotChanges = written || filled ? lotChanges(original, lot) : {};
     if (row.left_listing_at !== null) changed[LISTING_FIELD] = { from: 'left', to: 'listed' };
     if (Object.keys(changed).length > 0) {
       versions.push({ auction: row.auction, lot_id: row.lot_id, observed_at: at, source, changed: JSON.stringify(changed) });
