@@ -1,4 +1,5 @@
 import type { Lot } from './lot.ts';
+import { LISTING_FIELD, type LotVersion } from './lot-history.ts';
 
 /**
  * The warning signs a buyer must not miss, read from a vehicle's lots. Pure rules over the values
@@ -22,7 +23,11 @@ export type RedFlagKind =
   | 'title-junk'
   | 'title-destruction'
   | 'relisted'
-  | 'keys-missing';
+  | 'keys-missing'
+  // Read from a lot's kept history (lot history, issue 29).
+  | 'history-odometer-changed'
+  | 'history-title-washed'
+  | 'history-relisted-no-sale';
 
 /** Which lot a flag was read from. */
 export interface LotRef {
@@ -42,9 +47,11 @@ export interface RedFlag {
 /** The order flags are shown in: the odometer and title first, as they decide a price most. */
 export const RED_FLAG_ORDER: readonly RedFlagKind[] = [
   'odometer-rollback',
+  'history-odometer-changed',
   'odometer-not-actual',
   'odometer-exceeds-limits',
   'odometer-exempt',
+  'history-title-washed',
   'title-destruction',
   'title-non-repairable',
   'title-junk',
@@ -57,6 +64,7 @@ export const RED_FLAG_ORDER: readonly RedFlagKind[] = [
   'damage-frame',
   'damage-hail',
   'relisted',
+  'history-relisted-no-sale',
   'keys-missing',
 ];
 
@@ -170,8 +178,49 @@ export function relistedLots(lots: readonly Lot[]): Lot[] {
   return lots.filter((lot) => within.has(lot));
 }
 
-/** Every red flag of a vehicle's lots, in RED_FLAG_ORDER, each with the lots that show it. */
-export function redFlags(lots: readonly Lot[]): RedFlag[] {
+/** The key a lot's versions are given to redFlags by. */
+export const historyKeyOf = (lot: Pick<Lot, 'auction' | 'lot_id'>) => `${lot.auction}/${lot.lot_id}`;
+
+/** A change of one field in a version, when it has one. */
+function changeOf(version: LotVersion, field: string): { from: unknown; to: unknown } | undefined {
+  return Object.prototype.hasOwnProperty.call(version.changed, field) ? version.changed[field] : undefined;
+}
+
+/**
+ * The signs only a lot's history shows (its versions after the first):
+ * - the odometer reading of one lot changed from one known reading (above 0) to another;
+ * - the title washed: a version whose document turns from a branded title (salvage, non-repairable,
+ *   junk, destruction) to one that carries no brand;
+ * - put up again after a run without a sale: the sale date moved later after the earlier date had
+ *   passed, or the lot came back to its auction's listing after leaving it.
+ */
+export function historyFlagsOf(versions: readonly LotVersion[]): RedFlagKind[] {
+  const kinds = new Set<RedFlagKind>();
+  for (const version of versions.slice(1)) {
+    const odometer = changeOf(version, 'odometer');
+    if (odometer && typeof odometer.from === 'number' && odometer.from > 0 && typeof odometer.to === 'number' && odometer.to !== odometer.from) {
+      kinds.add('history-odometer-changed');
+    }
+    const document = changeOf(version, 'document');
+    if (document && typeof document.from === 'string' && typeof document.to === 'string') {
+      const before = titleFlags(document.from).filter((kind) => kind !== 'title-rebuilt');
+      if (before.length > 0 && titleFlags(document.to).length === 0) kinds.add('history-title-washed');
+    }
+    const sale = changeOf(version, 'sale_date');
+    if (sale && typeof sale.from === 'string' && typeof sale.to === 'string' && sale.from < version.observed_at && sale.to > sale.from) {
+      kinds.add('history-relisted-no-sale');
+    }
+    const listing = changeOf(version, LISTING_FIELD);
+    if (listing && listing.from === 'left' && listing.to === 'listed') kinds.add('history-relisted-no-sale');
+  }
+  return [...kinds];
+}
+
+/**
+ * Every red flag of a vehicle's lots, in RED_FLAG_ORDER, each with the lots that show it; with
+ * `histories` (each lot's versions by historyKeyOf, as of the report's time), the history's too.
+ */
+export function redFlags(lots: readonly Lot[], histories?: ReadonlyMap<string, readonly LotVersion[]>): RedFlag[] {
   const found = new Map<RedFlagKind, RedFlag>();
   const add = (kind: RedFlagKind, lot: Lot) => {
     const flag = found.get(kind) ?? { kind, lots: [] };
@@ -184,6 +233,8 @@ export function redFlags(lots: readonly Lot[]): RedFlag[] {
     for (const kind of [...damageFlags(lot.primary_damage), ...damageFlags(lot.secondary_damage)]) add(kind, lot);
     for (const kind of titleFlags(lot.document)) add(kind, lot);
     if (keysMissing(lot.keys)) add('keys-missing', lot);
+    const versions = histories?.get(historyKeyOf(lot));
+    if (versions) for (const kind of historyFlagsOf(versions)) add(kind, lot);
   }
   const rollback = odometerRollback(lots);
   if (rollback) found.set('odometer-rollback', { kind: 'odometer-rollback', lots: [rollback.from.lot, rollback.to.lot], readings: rollback });

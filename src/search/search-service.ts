@@ -224,6 +224,29 @@ export class SearchService {
     return this.runFor(principal, (current, admitted) => this.runCall(current, call, rawIdempotencyKey, admitted, answer));
   }
 
+  /**
+   * A counted call about one lot (a lot's history): the auction and lot id checked as the lookup
+   * by lot checks them (422 with errors.auction or errors.lot_id, in the contract's order), then
+   * runCounted's steps with `answer` given the lot.
+   */
+  runCountedOnLot<T>(
+    principal: SearchPrincipal,
+    kind: CountedCall['kind'],
+    raw: { auction: string; lotId: string },
+    rawIdempotencyKey: string | undefined,
+    answer: (principal: SearchPrincipal, lot: LotRef) => Promise<CountedAnswer<T>>,
+  ): Promise<CountedOutcome<T>> {
+    return this.runFor(principal, async (current, admitted): Promise<CountedOutcome<T> | PrincipalChanged> => {
+      const auctionCheck = checkAuction(raw.auction, current.sandbox ? SANDBOX_AUCTIONS : await this.knownAuctions(raw.auction));
+      if (!auctionCheck.ok) return { kind: 'invalid_input', field: 'auction', messages: auctionCheck.errors };
+      const lotIdCheck = checkLotId(raw.lotId);
+      if (!lotIdCheck.ok) return { kind: 'invalid_input', field: 'lot_id', messages: lotIdCheck.errors };
+      const lot: LotRef = { auction: auctionCheck.auction, lotId: lotIdCheck.lotId };
+      const call: CountedCall = { kind, query: `${lot.auction}/${lot.lotId}` };
+      return this.runCall(current, call, rawIdempotencyKey, admitted, (p) => answer(p, lot));
+    });
+  }
+
   private async runCall<T>(
     principal: SearchPrincipal,
     call: CountedCall,

@@ -8,6 +8,13 @@ export function lotFromRow(row: LotRow): Lot {
   return lot as Lot;
 }
 
+/** Two photo lists alike, element by element (an import's hot path: no JSON of either). */
+export function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** What an upsert did to one lot. */
 export type LotUpsertStatus = 'inserted' | 'updated' | 'unchanged';
 
@@ -27,7 +34,7 @@ export function mergeLot(stored: Lot, incoming: Lot): Lot | null {
     const value = incoming[field];
     if (field === 'images') {
       const images = value as string[];
-      if (images.length > 0 && JSON.stringify(images) !== JSON.stringify(stored.images)) {
+      if (images.length > 0 && !sameList(images, stored.images)) {
         merged.images = images;
         changed = true;
       }
@@ -51,19 +58,25 @@ const KEYED: readonly (readonly [string, 'brand' | 'model' | 'primary_damage'])[
   ['damage_key', 'primary_damage'],
 ];
 
-/** Every column of a lots row, in the order of the parameters rowParams gives. */
-export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at', ...KEYED.map(([column]) => column)];
+/**
+ * Every column of a lots row an upsert writes, in the order of the parameters rowParams gives:
+ * `source` (what first brought the lot) is written by the insert only, `last_seen_at` by every
+ * write (lot history, 0019), then the market's keys.
+ */
+export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at', 'source', 'last_seen_at', ...KEYED.map(([column]) => column)];
 const KEY_FIELDS = new Set<string>(['auction', 'lot_id']);
 const EMPTY_IMAGES = "'[]'";
 
 const quote = (name: string) => `"${name}"`;
 
 /** The parameters of one lot's row, in LOT_COLUMNS order: the hot path of an import. */
-export function rowParams(lot: Lot, now: string): unknown[] {
+export function rowParams(lot: Lot, now: string, source: string): unknown[] {
   const params: unknown[] = new Array(LOT_COLUMNS.length);
   let i = 0;
   for (const field of LOT_FIELDS) params[i++] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
   params[i++] = now;
+  params[i++] = now;
+  params[i++] = source;
   params[i++] = now;
   params[i++] = marketKey(lot.brand);
   params[i++] = marketKey(lot.model);
@@ -102,7 +115,7 @@ export function upsertStatementSql(options: { rows: number; placeholder: (index:
   );
   return (
     `insert into lots (${LOT_COLUMNS.map(quote).join(', ')}) values ${values.join(', ')} ` +
-    `on conflict ("auction", "lot_id") do update set ${set.join(', ')}, "updated_at" = excluded."updated_at" ` +
+    `on conflict ("auction", "lot_id") do update set ${set.join(', ')}, "updated_at" = excluded."updated_at", "last_seen_at" = excluded."last_seen_at" ` +
     `where ${changed.join(' or ')}${options.returning ? ` returning ${options.returning}` : ''}`
   );
 }

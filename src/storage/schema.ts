@@ -96,12 +96,29 @@ export interface LotsTable {
   secondary_damage: string | null;
   /** JSON array of absolute URLs. */
   images: string;
+  /** When the lot was first stored: its first sighting (lot history). */
   created_at: string;
   updated_at: string;
   /** The keys `brand`, `model` and `primary_damage` are compared on (domain/market-key.ts), written by every upsert (0018). */
   make_key: ColumnType<string | null, string | null | undefined, string | null>;
   model_key: ColumnType<string | null, string | null | undefined, string | null>;
   damage_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** What first brought the lot (0019): a file's or feed's name, `admin-api:<token name>`, `demo`, `before history`. */
+  source: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The last import that named the lot, changed or not (0019). */
+  last_seen_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Set while the lot is out of its auction's listing (0019). */
+  left_listing_at: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One later state of a lot: what an observation changed (0019; the first state is the lot rolled back). */
+export interface LotVersionsTable {
+  auction: string;
+  lot_id: number;
+  observed_at: string;
+  source: string;
+  /** JSON {field: {from, to}}. */
+  changed: string;
 }
 
 export interface ReportsTable {
@@ -424,6 +441,8 @@ export interface Database {
   subscriptions: SubscriptionsTable;
   api_tokens: ApiTokensTable;
   lots: LotsTable;
+  // Issue 29: lot history.
+  lot_versions: LotVersionsTable;
   reports: ReportsTable;
   brands: BrandsTable;
   searches: SearchesTable;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { damageFlags, keysMissing, odometerFlag, odometerRollback, redFlags, relistedLots, titleFlags } from '../../src/domain/red-flags.ts';
+import { damageFlags, historyFlagsOf, keysMissing, odometerFlag, odometerRollback, redFlags, relistedLots, titleFlags } from '../../src/domain/red-flags.ts';
 import { makeLot } from '../support/fixtures.ts';
 
 const vin = '4JGBF7BE5AA585531';
@@ -83,5 +83,29 @@ describe('red flags, rule by rule, on the auctions\' own values', () => {
     expect(flags.map((flag) => flag.kind)).toEqual(['odometer-rollback', 'odometer-not-actual', 'title-salvage', 'damage-flood', 'relisted', 'keys-missing']);
     expect(flags.find((flag) => flag.kind === 'title-salvage')!.lots.map((lot) => lot.lotId)).toEqual([3, 2]);
     expect(redFlags([makeLot({ vin, auction: 'copart', lot_id: 1, odometer_type: 'ACTUAL', primary_damage: 'FRONT END', document: 'Clear (CA)', keys: 'YES' })])).toEqual([]);
+  });
+});
+
+describe('historyFlagsOf (lot history)', () => {
+  const first = { observed_at: '2026-11-01T00:00:00.000Z', source: 'a.csv', changed: { odometer: { from: null, to: 81000 }, document: { from: null, to: 'SALVAGE CERTIFICATE' } } };
+  const later = (changed: Record<string, { from: unknown; to: unknown }>, observed_at = '2026-11-20T00:00:00.000Z') => ({ observed_at, source: 'feed', changed });
+
+  it('reads nothing from a first version alone, nor from a first reading or an unread one (0)', () => {
+    expect(historyFlagsOf([first])).toEqual([]);
+    expect(historyFlagsOf([first, later({ odometer: { from: null, to: 1000 } })])).toEqual([]);
+    expect(historyFlagsOf([first, later({ odometer: { from: 0, to: 1000 } })])).toEqual([]);
+  });
+
+  it('flags an odometer changed between versions, a washed title, a sale date moved after it passed, a return to the listing', () => {
+    expect(historyFlagsOf([first, later({ odometer: { from: 81000, to: 61000 } })])).toEqual(['history-odometer-changed']);
+    expect(historyFlagsOf([first, later({ document: { from: 'SALVAGE CERTIFICATE', to: 'CLEAN TITLE' } })])).toEqual(['history-title-washed']);
+    expect(historyFlagsOf([first, later({ sale_date: { from: '2026-11-05T17:00:00.000Z', to: '2026-12-01T17:00:00.000Z' } })])).toEqual(['history-relisted-no-sale']);
+    expect(historyFlagsOf([first, later({ listing: { from: 'left', to: 'listed' } })])).toEqual(['history-relisted-no-sale']);
+  });
+
+  it('leaves alone a rebuilt title made clean, salvage made rebuilt, and a sale date moved before it came', () => {
+    expect(historyFlagsOf([first, later({ document: { from: 'REBUILT', to: 'CLEAN TITLE' } })])).toEqual([]);
+    expect(historyFlagsOf([first, later({ document: { from: 'SALVAGE CERTIFICATE', to: 'REBUILT' } })])).toEqual([]);
+    expect(historyFlagsOf([first, later({ sale_date: { from: '2026-12-05T17:00:00.000Z', to: '2026-12-09T17:00:00.000Z' } })])).toEqual([]);
   });
 });

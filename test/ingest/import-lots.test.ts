@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Lot } from '../../src/domain/lot.ts';
+import { fileSource } from '../../src/ingest/import-files.ts';
 import { importLots, importPreparedChunks } from '../../src/ingest/import-lots.ts';
 import type { RejectedRecord } from '../../src/ingest/import-summary.ts';
 import { IngestError } from '../../src/ingest/ingest-error.ts';
@@ -98,6 +99,15 @@ describe.each(DIALECTS)('importLots on %s', (dialect) => {
     expect((await run([JSON.stringify(raw)])).summary.inserted).toBe(1);
     const [lot] = await database.repos.lots.findByVin(VIN_A);
     expect(lot).toMatchObject({ vin: VIN_A, auction: 'iaai', lot_id: 7007, price: 1450, sale_date: '2022-04-20T16:00:00.000Z', keys: null });
+  });
+
+  it('names its source in the history of the lots it stores and changes (a file\'s name, the CLI\'s fileSource)', async () => {
+    const store = (lines: string[], source: string) => importLots(readNdjsonRecords(ndjson(lines)), { lots: database.repos.lots, source });
+    await store([lotLine({ vin: VIN_A, lot_id: 29_001, price: 100 })], fileSource('/srv/feeds/copart-2026-11-03.csv'));
+    await store([lotLine({ vin: VIN_A, lot_id: 29_001, price: 200 })], fileSource('-'));
+    const history = await database.repos.lotHistory.historyOf({ auction: 'copart', lotId: 29_001 });
+    expect(history?.firstSource).toBe('copart-2026-11-03.csv');
+    expect(history?.laterVersions.map((version) => [version.source, version.changed])).toEqual([['stdin', { price: { from: 100, to: 200 } }]]);
   });
 
   it('stores the good lines read before the source failed, then says the source failed', async () => {

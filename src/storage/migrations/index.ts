@@ -17,6 +17,8 @@ import * as operatorAudit from './0015-operator-audit.ts';
 import * as sharedAssets from './0016-shared-assets.ts';
 import * as webhookMailAndRetention from './0017-webhook-mail-and-retention.ts';
 import * as market from './0018-market.ts';
+// Issue 29: lot history.
+import * as lotHistory from './0019-lot-history.ts';
 import * as reportSignatures from './0020-report-signatures.ts';
 
 /**
@@ -42,5 +44,7 @@ export const migrations: Record<string, Migration> = {
   '0016-shared-assets': sharedAssets,
   '0017-webhook-mail-and-retention': webhookMailAndRetention,
   '0018-market': market,
+  // Issue 29: lot history.
+  '0019-lot-history': lotHistory,
   '0020-report-signatures': reportSignatures,
 };

@@ -10,6 +10,7 @@ import { LegalDocumentsRepository } from './legal-documents-repository.ts';
 import { BrandsRepository } from './brands-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
+import { LotHistoryRepository } from './lot-history-repository.ts';
 import type { LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
 import { MarketRepository } from './market-repository.ts';
@@ -74,6 +75,8 @@ export interface Repositories {
   market: MarketRepository;
   // Verifiable reports: the signing keys and the reports' signatures (0020).
   reportSignatures: ReportSignaturesRepository;
+  // Lot history (0019): versions, sightings, listing changes.
+  lotHistory: LotHistoryRepository;
 }
 
 export interface RepositoryOptions {
@@ -115,5 +118,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     legalDocuments: new LegalDocumentsRepository(db),
     market: new MarketRepository(db),
     reportSignatures: new ReportSignaturesRepository(db),
+    // Lot history (0019).
+    lotHistory: new LotHistoryRepository(db),
   };
 }

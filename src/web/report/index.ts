@@ -151,12 +151,17 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   async function sendPage(request: FastifyRequest, query: Query, reply: FastifyReply, report: StoredReport) {
-    const [language, theirs, market] = await Promise.all([languageOf(request, query, report), services.brands.forReport(report), marketOf(request, report)]);
+    const [language, theirs, market, histories] = await Promise.all([
+      languageOf(request, query, report),
+      services.brands.forReport(report),
+      marketOf(request, report),
+      services.history.forReport(report),
+    ]);
     const brand = theirs ? brandView(theirs, (hash) => `./brand/${hash}.png`) : OUR_BRAND;
     // Photos archived since the snapshot was taken show from the archive (thumbnails opening the full image).
     // A branded page's copies come through the reseller's proxy, under the report path, relatively.
     const links = await services.media.photoLinks(report.lots.flatMap((lot) => lot.images), ...(theirs ? ['./media/'] : []));
-    const view = presentReport(report, { language, brand, photoLinks: (url) => links.get(url) ?? { src: url, href: url }, ...(market ? { market } : {}) });
+    const view = presentReport(report, { language, brand, histories, photoLinks: (url) => links.get(url) ?? { src: url, href: url }, ...(market ? { market } : {}) });
     const accent = accentCss(brand);
     if (accent) allowStyle(reply, accent);
     // Signed at its first need (docs/reports.md); a branded page links only what comes through the reseller's proxy.
@@ -259,7 +264,8 @@ const reportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const photos = await fetchPhotos(services.outbound, urls, { budgetMs: config.pdf.photoBudgetMs });
     step();
     const htmlStep = services.metrics.pdfSteps.startTimer({ step: 'html' });
-    const view = presentReport(report, { language, brand, photoSource: (url) => photos.get(url) ?? null, maxPhotosPerLot: PDF_PHOTOS_PER_LOT, ...(market ? { market } : {}) });
+    const histories = await services.history.forReport(report);
+    const view = presentReport(report, { language, brand, histories, photoSource: (url) => photos.get(url) ?? null, maxPhotosPerLot: PDF_PHOTOS_PER_LOT, ...(market ? { market } : {}) });
     const accent = accentCss(brand);
     const t = translatorFor(language);
     const verification = signed ? await verificationView(services.verification, signed, language, { verifyHref: null, jsonHref: '' }, 'print') : null;

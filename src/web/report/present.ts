@@ -1,6 +1,8 @@
 import type { Lot } from '../../domain/lot.ts';
 import type { StoredReport } from '../../domain/report.ts';
-import { redFlags, type LotRef, type RedFlag } from '../../domain/red-flags.ts';
+import { historyKeyOf, redFlags, type LotRef, type RedFlag } from '../../domain/red-flags.ts';
+import type { LotHistory } from '../../history/lot-history.ts';
+import { buildHistory, type HistoryView } from './history.ts';
 import { REPORT_LANGUAGE_NAMES, REPORT_LANGUAGES, type ReportLanguage } from '../../domain/report-language.ts';
 import { cleanText, formatAuction, isoInstant } from '../format.ts';
 import { translatorFor, type GlossaryCategory, type Term, type Translator } from './i18n.ts';
@@ -59,6 +61,8 @@ export interface LotView {
   flags: string[];
   /** How its sale price compares with the market before its sale ("18% below the median of 42 similar sales"). */
   market: string | null;
+  /** What changed and when, first and last seen, from which sources (lot history); null when none is kept. */
+  history: HistoryView | null;
 }
 
 /** Whose report it is: ours, or (once white label lands) a reseller's. */
@@ -120,6 +124,8 @@ export interface PresentOptions {
   photoLinks?: PhotoResolver;
   /** The market of the report's vehicle and of each sold lot; without it, the page has no market section. */
   market?: ReportMarket;
+  /** Each lot's history as of the report's time, by `auction/lot_id` (history-service.ts, historiesForReport). */
+  histories?: ReadonlyMap<string, LotHistory>;
 }
 
 /** An image URL of a snapshot to what the page shows and opens (the photo archive's resolver). */
@@ -153,6 +159,7 @@ const PAGE_TEXT = [
   'photos.opens',
   'photos.unavailable',
   'details.none',
+  'history.firstSeen',
 ] as const;
 
 /** The newest lot's value of a field (lots are stored newest first): the freshest description. */
@@ -303,6 +310,7 @@ function presentLot(lot: Lot, pageName: string | null, t: Translator, flags: rea
     morePhotos: hidden > 0 ? t.t('photos.more', { count: hidden }) : null,
     flags: flags.flatMap((flag, index) => (flag.lots.some((ref) => sameLot(ref, lot)) ? [flagViews[index]!.title] : [])),
     market: lot.sale_date === null ? null : compareWithMarket(lot.price, options.market?.sales.get(saleKey(lot)) ?? null, t),
+    history: historyView(lot, t, options),
   };
 }
 
@@ -318,7 +326,8 @@ export function presentReport(report: StoredReport, options: PresentOptions = {}
   const brand = cleanText(newest(lots, 'brand'));
   const model = cleanText(newest(lots, 'model'));
   const name = vehicleName(year, cleanText(newest(lots, 'name')), brand, model);
-  const flags = redFlags(lots);
+  const histories = options.histories;
+  const flags = redFlags(lots, histories ? new Map([...histories].map(([key, history]) => [key, history.versions])) : undefined);
   const flagViews = flags.map((flag) => presentFlag(flag, t));
   const made = t.around('report.madeAt', 'time');
   const type = t.term('type', cleanText(newest(lots, 'type')));
@@ -347,6 +356,11 @@ export function presentReport(report: StoredReport, options: PresentOptions = {}
     brand: options.brand ?? OUR_BRAND,
     text: Object.fromEntries(PAGE_TEXT.map((key) => [key, t.t(key)])),
   };
+}
+
+function historyView(lot: Lot, t: Translator, options: PresentOptions): HistoryView | null {
+  const history = options.histories?.get(historyKeyOf(lot));
+  return history ? buildHistory(history, t) : null;
 }
 
 /** The page's <title>: the vehicle first, as that is what a reader scans tabs and history for. */
