@@ -16,6 +16,9 @@ import * as brandLimits from './0014-brand-limits.ts';
 import * as operatorAudit from './0015-operator-audit.ts';
 import * as sharedAssets from './0016-shared-assets.ts';
 import * as webhookMailAndRetention from './0017-webhook-mail-and-retention.ts';
+import * as market from './0018-market.ts';
+// Issue 29: lot history.
+import * as lotHistory from './0019-lot-history.ts';
 // Feeds the service pulls itself (issue 25).
 import * as feeds from './0021-feeds.ts';
 
@@ -41,6 +44,9 @@ export const migrations: Record<string, Migration> = {
   '0015-operator-audit': operatorAudit,
   '0016-shared-assets': sharedAssets,
   '0017-webhook-mail-and-retention': webhookMailAndRetention,
+  '0018-market': market,
+  // Issue 29: lot history.
+  '0019-lot-history': lotHistory,
   // Feeds the service pulls itself (issue 25).
   '0021-feeds': feeds,
 };
