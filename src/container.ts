@@ -285,6 +285,7 @@ export function createContainer(options: ContainerOptions): Container {
       outbound,
       ingest,
       feeds: repos.feeds,
+      history: repos.lotHistory,
       open: (sealed) => secrets.open(sealed),
       environment: config.feeds.environment,
       dir: path.join(config.dataDir, 'feeds'),

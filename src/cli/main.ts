@@ -19,6 +19,8 @@ import { reportError } from './report-error.ts';
 // Operations (docs/deploy.md): readiness, backups.
 import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerBackupCommands } from './commands/backup.ts';
+// Feeds the server pulls itself (docs/feeds.md).
+import { registerFeedsCommands } from './commands/feeds.ts';
 
 const HELP_AFTER = `
 Configuration comes from the environment, as for the server: DATA_DIR (SQLite under ./data by
@@ -57,6 +59,8 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   program.version((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version, '-V, --version', 'print the version');
   registerDoctorCommand(program);
   registerBackupCommands(program);
+  // Feeds the server pulls itself.
+  registerFeedsCommands(program);
   return program;
 }
 

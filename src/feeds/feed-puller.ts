@@ -15,6 +15,7 @@ import type { ImportSummary } from '../ingest/import-summary.ts';
 import type { FormatName } from '../ingest/sources/open-lot-source.ts';
 import { OutboundClient, OutboundError } from '../outbound/outbound-client.ts';
 import type { FeedsRepository, LotKey } from '../storage/repositories/feeds-repository.ts';
+import { MAX_LISTING_KEYS, type LotHistoryRepository } from '../storage/repositories/lot-history-repository.ts';
 import { comparisonRefusal, contentRefusal, firstLine, formatRefusal, type PulledMeasure } from './feed-checks.ts';
 import { resolveHeaders } from './feed-headers.ts';
 import { nextPage, recordsOf, withParam } from './paging.ts';
@@ -53,6 +54,8 @@ export interface FeedPullerOptions {
   outbound: OutboundClient;
   ingest: IngestService;
   feeds: FeedsRepository;
+  /** Where a listing feed records the lots that left it. */
+  history: Pick<LotHistoryRepository, 'recordListing'>;
   /** Opens a sealed header value. */
   open: (sealed: string) => Promise<string>;
   environment: (name: string) => string | undefined;
@@ -99,6 +102,12 @@ function statusFailure(status: number, retryAfter: string | null): PullFailure {
 
 function outboundFailure(error: OutboundError): PullFailure {
   return new PullFailure(error.message === '' ? error.failure : `${error.failure}: ${error.message}`, ['timeout', 'network'].includes(error.failure));
+}
+
+/** Drops a body not read (a 304, an error page): its abort is no failure of anyone's. */
+function discard(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 /** Counts a download's bytes and lines and keeps its first bytes, as it passes to the file. */
@@ -223,11 +232,11 @@ export class FeedPuller {
           signal,
         });
         if (answer.status === 304) {
-          answer.body.destroy();
+          discard(answer.body);
           return null;
         }
         if (answer.status !== 200) {
-          answer.body.destroy();
+          discard(answer.body);
           throw statusFailure(answer.status, header(answer.headers, 'retry-after'));
         }
         const measure = new Measure(this.options.maxBytes);
@@ -258,11 +267,11 @@ export class FeedPuller {
       }
 
       const keys: LotKey[] = [];
-      const result = await this.importFile(feed, file, keys, signal);
+      const result = await this.importFile(feed, file, measured.bytes, keys, signal);
       if (result.failure) throw new PullFailure(`reading stopped after line ${result.failure.afterLine}: ${result.failure.message} (${result.summary.inserted + result.summary.updated} lots stored before it)`);
       const counts = addCounts(emptyFeedCounts(), result.summary);
       if (counts.read > 0 && counts.skipped === counts.read) throw new PullFailure(`none of the ${counts.read} records could be read as ${feed.format} lots`);
-      const listing = feed.listing ? await this.options.feeds.applyListing(feed.id, keys, startedAt) : { left: [], returned: [] };
+      const listing = feed.listing ? await this.applyListing(feed, keys, startedAt) : { left: [], returned: [] };
       return {
         status: 'ok',
         counts,
@@ -283,10 +292,12 @@ export class FeedPuller {
     }
   }
 
-  private async importFile(feed: Feed, file: string, keys: LotKey[], signal: AbortSignal): Promise<FeedImportResult> {
+  private async importFile(feed: Feed, file: string, bytes: number, keys: LotKey[], signal: AbortSignal): Promise<FeedImportResult> {
     try {
       return await this.options.ingest.importFeedFile(file, {
+        bytes,
         format: IMPORT_FORMAT[feed.format],
+        source: feed.name,
         mapping: this.mappingOf(feed),
         signal,
         ...(feed.listing ? { onStored: (lots) => lots.forEach((lot) => keys.push([lot.auction, lot.lot_id])) } : {}),
@@ -295,6 +306,20 @@ export class FeedPuller {
       if (error instanceof IngestError) throw new PullFailure(error.message);
       throw error;
     }
+  }
+
+  /**
+   * A listing feed's good pull: the lots of the last good pull it no longer lists have left the
+   * auction's listing, recorded in their history as a version from this feed (a lot that comes
+   * back is back in its listing by the import that names it again).
+   */
+  private async applyListing(feed: Feed, keys: readonly LotKey[], at: Date): Promise<{ left: LotKey[]; returned: LotKey[] }> {
+    const changes = await this.options.feeds.applyListing(feed.id, keys, at);
+    for (let i = 0; i < changes.left.length; i += MAX_LISTING_KEYS) {
+      const refs = changes.left.slice(i, i + MAX_LISTING_KEYS).map(([auction, lotId]) => ({ auction, lotId }));
+      await this.options.history.recordListing(refs, 'left', { source: feed.name, now: at });
+    }
+    return changes;
   }
 
   private mappingOf(feed: Feed): CsvMapping | undefined {
@@ -349,6 +374,7 @@ export class FeedPuller {
         const ndjson = Readable.from(page.records.map((record) => `${JSON.stringify(record)}\n`));
         const stored = await this.options.ingest.importFeedPage(ndjson, {
           format: IMPORT_FORMAT[feed.format],
+          source: feed.name,
           signal,
           ...(feed.listing ? { onStored: (lots) => lots.forEach((lot) => keys.push([lot.auction, lot.lot_id])) } : {}),
         }).catch((error: unknown) => {
@@ -365,7 +391,7 @@ export class FeedPuller {
     }
     const counts = checkpoint.counts;
     // A listing is known whole only from a pull that read every page itself.
-    const listing = feed.listing && !resumed ? await this.options.feeds.applyListing(feed.id, keys, startedAt) : { left: [], returned: [] };
+    const listing = feed.listing && !resumed ? await this.applyListing(feed, keys, startedAt) : { left: [], returned: [] };
     return {
       status: 'ok',
       counts,

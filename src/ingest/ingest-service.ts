@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { LotsRepository } from '../storage/repositories/lots-repository.ts';
 import { importFiles, type FileResult, type ImportFilesOptions } from './import-files.ts';
@@ -17,6 +18,9 @@ export type ImportRecordsOptions = Omit<ImportLotsOptions, 'lots'> & {
   bulkLoad?: boolean;
 };
 
+/** A feed's file from this size on is parsed on a worker thread, beside the batches being stored. */
+const WORKER_FROM_BYTES = 4 * 1024 * 1024;
+
 /** How a pulled feed's lots are read and stored (feeds/). */
 export interface FeedImportOptions {
   format: FormatName;
@@ -24,6 +28,8 @@ export interface FeedImportOptions {
   /** Told the lots of each stored batch (a listing feed keeps their keys). */
   onStored?: (lots: readonly IncomingLot[]) => void;
   signal?: AbortSignal;
+  /** The feed's name: the source the stored lots and their versions carry. */
+  source: string;
 }
 
 /** What a feed's file or page gave: the summary, and the failure that stopped it part-way, if any. */
@@ -74,12 +80,21 @@ export class IngestService {
    * searches on the same database quick (BULK_LOAD_BATCH_SIZE). A file that is not lot data (or
    * not the format asked for) throws its IngestError before anything is stored.
    */
-  async importFeedFile(file: string, options: FeedImportOptions): Promise<FeedImportResult> {
+  async importFeedFile(file: string, options: FeedImportOptions & { bytes: number }): Promise<FeedImportResult> {
+    const common = { batchSize: BULK_LOAD_BATCH_SIZE, source: options.source, ...(options.signal ? { signal: options.signal } : {}) };
+    if (options.bytes < WORKER_FROM_BYTES) {
+      // A small file costs less to read here than a worker thread costs to start.
+      const input = createReadStream(file, { highWaterMark: 256 * 1024 });
+      try {
+        const source = await openLotSource(input, { format: options.format, ...(options.mapping ? { mapping: options.mapping } : {}) });
+        return await this.storeFeed(source.description, (sink, summary) => importLots(source.records, { lots: sink, summary, ...common }), options);
+      } finally {
+        input.destroy();
+      }
+    }
     const source = await readFileInWorker({ file, format: options.format, ...(options.mapping ? { mapping: options.mapping } : {}), maxInFlight: 8 });
     try {
-      return await this.storeFeed(source.description, (sink, summary) =>
-        importPreparedChunks(source.chunks, { lots: sink, batchSize: BULK_LOAD_BATCH_SIZE, summary, ...(options.signal ? { signal: options.signal } : {}) }),
-      options);
+      return await this.storeFeed(source.description, (sink, summary) => importPreparedChunks(source.chunks, { lots: sink, summary, ...common }), options);
     } finally {
       await source.close();
     }
@@ -89,7 +104,7 @@ export class IngestService {
   async importFeedPage(body: Readable, options: FeedImportOptions): Promise<FeedImportResult> {
     const source = await openLotSource(body, { format: options.format, jsonOnly: true });
     return this.storeFeed(source.description, (sink, summary) =>
-      importLots(source.records, { lots: sink, batchSize: BULK_LOAD_BATCH_SIZE, summary, ...(options.signal ? { signal: options.signal } : {}) }),
+      importLots(source.records, { lots: sink, batchSize: BULK_LOAD_BATCH_SIZE, summary, source: options.source, ...(options.signal ? { signal: options.signal } : {}) }),
     options);
   }
 
@@ -101,8 +116,8 @@ export class IngestService {
     const onStored = options.onStored;
     const sink: LotSink = onStored
       ? {
-          upsertBatch: async (lots, now) => {
-            const stored = await this.lots.upsertBatch(lots, now);
+          upsertBatch: async (lots, upsert) => {
+            const stored = await this.lots.upsertBatch(lots, upsert);
             onStored(lots);
             return stored;
           },

@@ -140,6 +140,8 @@ export class OutboundClient {
       }
       const location = answer.headers.location;
       if (answer.statusCode >= 300 && answer.statusCode < 400 && typeof location === 'string' && (options.maxRedirects ?? 0) > 0) {
+        // A redirect's body is not read; its abort must not surface as an error.
+        answer.body.on('error', () => undefined);
         answer.body.destroy();
         if (hop >= (options.maxRedirects ?? 0)) throw new OutboundError('too-many-redirects', `more than ${options.maxRedirects} redirects`);
         url = new URL(location, check.url).toString();
