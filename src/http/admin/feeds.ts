@@ -119,19 +119,20 @@ const adminFeedsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/admin/v1/feeds/:name/run',
     {
       onRequest: app.authenticateOperator,
-      bodyLimit: 1024,
       schema: {
         ...adminRoute,
         summary: 'Pull a feed now',
         description: 'Makes the feed due at once; the next poll of a `serve` instance pulls it (within its poll interval). `accept_changes` lets that pull differ from the last good one (a changed CSV header, a much smaller file).',
         operationId: 'adminRunFeed',
         params: FeedParams,
-        body: Type.Optional(Type.Object({ accept_changes: Type.Optional(Type.Boolean()) })),
+        querystring: Type.Object({
+          accept_changes: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: '`true`: that pull may differ from the last good one.' })),
+        }),
         response: { 202: feedRef('The feed, due now.'), 404: unknownFeed, 422: invalid, ...adminErrorResponses },
       },
     },
     async (request, reply) => {
-      const { feed } = answer(await feeds.requestRun(request.params.name, request.body?.accept_changes === true));
+      const { feed } = answer(await feeds.requestRun(request.params.name, request.query.accept_changes === 'true'));
       return reply.code(202).send(feedJson(feed));
     },
   );
