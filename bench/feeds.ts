@@ -31,7 +31,7 @@ const USAGE = `usage: npm run bench:feeds -- [options]
 
   --lots N      synthetic lots in the file (default 200000)
   --rounds N    import/feed pairs (default 2)
-  --seconds N   seconds of idle searching (default 5)
+  --seconds N   seconds of idle searching, before the second pull and after it (default 10)
 `;
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
@@ -56,7 +56,7 @@ async function fresh(dir: string, name: string): Promise<{ db: Db; services: Con
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { lots: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '5' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { lots: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, help: { type: 'boolean' } } });
   if (values.help) {
     process.stdout.write(USAGE);
     return;
@@ -136,6 +136,9 @@ async function main(): Promise<void> {
     const during = await searchUntil(() => !pulling);
     const second = await pull;
     const pullSeconds = (performance.now() - started) / 1000;
+    // Idle again once the pull is over: on a shared machine the two idle figures show the noise.
+    const afterEnd = performance.now() + idleSeconds * 1000;
+    const after = await searchUntil(() => performance.now() >= afterEnd);
     await app.close();
 
     const best = (rates: number[]) => Math.max(...rates);
@@ -148,7 +151,8 @@ async function main(): Promise<void> {
       `feed / import (best of each): ${ratio.toFixed(2)} (target >= 0.8)`,
       `search, idle:           ${idle.count} searches, p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms`,
       `search, during a pull:  ${during.count} searches, p50 ${during.p50.toFixed(2)} ms, p99 ${during.p99.toFixed(2)} ms (the pull: ${second.kind === 'done' ? second.result.status : second.kind}, ${pullSeconds.toFixed(1)} s)`,
-      `p99 during / idle: ${(during.p99 / idle.p99).toFixed(2)} (target <= 1.2)`,
+      `search, idle after:     ${after.count} searches, p50 ${after.p50.toFixed(2)} ms, p99 ${after.p99.toFixed(2)} ms`,
+      `p99 during / idle (the lower idle): ${(during.p99 / Math.min(idle.p99, after.p99)).toFixed(2)} (target <= 1.2)`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
