@@ -38,6 +38,9 @@ const UNIT = [
   'test/search/sandbox/**/*.test.ts',
   'test/storage/database-busy.test.ts',
   'test/storage/dialects/postgres/batched-reads.test.ts',
+  // Feeds: the checks and the paging rules alone.
+  'test/feeds/feed-checks.test.ts',
+  'test/feeds/paging.test.ts',
 ];
 
 const SYSTEM = [
