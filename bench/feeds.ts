@@ -31,11 +31,14 @@ const USAGE = `usage: npm run bench:feeds -- [options]
 
   --lots N      synthetic lots in the file (default 200000)
   --rounds N    import/feed pairs (default 2)
+  --batch N     lots per transaction of the pull (default 250, as serve)
   --seconds N   seconds of idle searching, before the second pull and after it (default 10)
 `;
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+let feedBatch = 250;
 
 async function fresh(dir: string, name: string): Promise<{ db: Db; services: Container; close: () => Promise<void> }> {
   const dataDir = path.join(dir, name);
@@ -43,7 +46,7 @@ async function fresh(dir: string, name: string): Promise<{ db: Db; services: Con
   const db = await openDatabase(config.database, { backgroundCheckpoint: true });
   await migrateToLatest(db);
   const rateLimiter = new MemoryRateLimiter();
-  const services = createContainer({ config, db, log: pino({ level: 'silent' }), rateLimiter });
+  const services = createContainer({ config, db, log: pino({ level: 'silent' }), rateLimiter, overrides: { feedTuning: { batchSize: feedBatch } } });
   return {
     db,
     services,
@@ -56,7 +59,7 @@ async function fresh(dir: string, name: string): Promise<{ db: Db; services: Con
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { lots: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { lots: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, batch: { type: 'string', default: '250' }, help: { type: 'boolean' } } });
   if (values.help) {
     process.stdout.write(USAGE);
     return;
@@ -64,6 +67,7 @@ async function main(): Promise<void> {
   const count = Number(values.lots);
   const rounds = Number(values.rounds);
   const idleSeconds = Number(values.seconds);
+  feedBatch = Number(values.batch);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-feeds-'));
   const file = path.join(dir, 'salesdata.csv');
   const vins: string[] = [];
@@ -147,7 +151,7 @@ async function main(): Promise<void> {
       `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
       `file: ${int.format(count)} lots, Copart CSV, ${int.format(bytes / 2 ** 20)} MiB, served from 127.0.0.1`,
       `vinhistory import (worker, batch ${BULK_LOAD_BATCH_SIZE}): ${importRates.map((r) => int.format(r)).join(', ')} lots/s`,
-      `feed pull (download, checks, import):      ${feedRates.map((r) => int.format(r)).join(', ')} lots/s`,
+      `feed pull (download, checks, import; batch ${feedBatch}): ${feedRates.map((r) => int.format(r)).join(', ')} lots/s`,
       `feed / import (best of each): ${ratio.toFixed(2)} (target >= 0.8)`,
       `search, idle:           ${idle.count} searches, p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms`,
       `search, during a pull:  ${during.count} searches, p50 ${during.p50.toFixed(2)} ms, p99 ${during.p99.toFixed(2)} ms (the pull: ${second.kind === 'done' ? second.result.status : second.kind}, ${pullSeconds.toFixed(1)} s)`,

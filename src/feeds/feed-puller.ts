@@ -35,6 +35,8 @@ export interface FeedTuning {
   maxPageBytes: number;
   /** Pages of one pull at most (a loop in a vendor's next links ends here). */
   maxPages: number;
+  /** Lots per transaction of a pull: each holds the server's event loop and the SQLite write lock while it is stored. */
+  batchSize: number;
 }
 
 export const DEFAULT_FEED_TUNING: FeedTuning = {
@@ -45,6 +47,7 @@ export const DEFAULT_FEED_TUNING: FeedTuning = {
   idleTimeoutMs: 120_000,
   maxPageBytes: 64 * 1024 * 1024,
   maxPages: 100_000,
+  batchSize: 250,
 };
 
 const IMPORT_FORMAT: Record<FeedFormat, FormatName> = { auto: 'auto', ndjson: 'ndjson', 'copart-csv': 'copart-csv', 'auctionsapi-json': 'auctionsapi', csv: 'csv' };
@@ -296,6 +299,7 @@ export class FeedPuller {
     try {
       return await this.options.ingest.importFeedFile(file, {
         bytes,
+        batchSize: this.options.tuning.batchSize,
         format: IMPORT_FORMAT[feed.format],
         source: feed.name,
         mapping: this.mappingOf(feed),
@@ -374,6 +378,7 @@ export class FeedPuller {
         const ndjson = Readable.from(page.records.map((record) => `${JSON.stringify(record)}\n`));
         const stored = await this.options.ingest.importFeedPage(ndjson, {
           format: IMPORT_FORMAT[feed.format],
+          batchSize: this.options.tuning.batchSize,
           source: feed.name,
           signal,
           ...(feed.listing ? { onStored: (lots) => lots.forEach((lot) => keys.push([lot.auction, lot.lot_id])) } : {}),

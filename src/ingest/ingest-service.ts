@@ -28,6 +28,8 @@ export interface FeedImportOptions {
   /** Told the lots of each stored batch (a listing feed keeps their keys). */
   onStored?: (lots: readonly IncomingLot[]) => void;
   signal?: AbortSignal;
+  /** Lots per transaction; BULK_LOAD_BATCH_SIZE unless given. */
+  batchSize?: number;
   /** The feed's name: the source the stored lots and their versions carry. */
   source: string;
 }
@@ -81,7 +83,7 @@ export class IngestService {
    * not the format asked for) throws its IngestError before anything is stored.
    */
   async importFeedFile(file: string, options: FeedImportOptions & { bytes: number }): Promise<FeedImportResult> {
-    const common = { batchSize: BULK_LOAD_BATCH_SIZE, source: options.source, ...(options.signal ? { signal: options.signal } : {}) };
+    const common = { batchSize: options.batchSize ?? BULK_LOAD_BATCH_SIZE, source: options.source, ...(options.signal ? { signal: options.signal } : {}) };
     if (options.bytes < WORKER_FROM_BYTES) {
       // A small file costs less to read here than a worker thread costs to start.
       const input = createReadStream(file, { highWaterMark: 256 * 1024 });
@@ -104,7 +106,7 @@ export class IngestService {
   async importFeedPage(body: Readable, options: FeedImportOptions): Promise<FeedImportResult> {
     const source = await openLotSource(body, { format: options.format, jsonOnly: true });
     return this.storeFeed(source.description, (sink, summary) =>
-      importLots(source.records, { lots: sink, batchSize: BULK_LOAD_BATCH_SIZE, summary, source: options.source, ...(options.signal ? { signal: options.signal } : {}) }),
+      importLots(source.records, { lots: sink, batchSize: options.batchSize ?? BULK_LOAD_BATCH_SIZE, summary, source: options.source, ...(options.signal ? { signal: options.signal } : {}) }),
     options);
   }
 
