@@ -29,13 +29,22 @@ function at(body: unknown, path: readonly string[]): unknown {
   return value;
 }
 
+/** The relation types of a link's parameters (`; rel="prev next"`), lower-cased. */
+function relsOf(parameters: string): string[] {
+  for (const parameter of parameters.split(';')) {
+    const [name, value] = parameter.split('=', 2);
+    if (name?.trim().toLowerCase() === 'rel' && value !== undefined) return value.trim().replace(/^"|"$/g, '').toLowerCase().split(/\s+/);
+  }
+  return [];
+}
+
 /** The rel="next" target of a Link header (RFC 8288), resolved against the page's URL. */
 export function linkNext(header: string | string[] | undefined, base: string): string | null {
   const text = Array.isArray(header) ? header.join(',') : header;
   if (!text) return null;
   for (const part of text.split(/,(?=\s*<)/)) {
     const match = /^\s*<([^>]*)>(.*)$/.exec(part);
-    if (match && /;\s*rel="?(?:[^";]*\s)?next(?:\s[^";]*)?"?/i.test(match[2]!)) return new URL(match[1]!, base).toString();
+    if (match && relsOf(match[2]!).includes('next')) return new URL(match[1]!, base).toString();
   }
   return null;
 }
