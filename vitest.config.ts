@@ -40,6 +40,9 @@ const UNIT = [
   'test/sdks/typescript-core.test.ts',
   'test/storage/database-busy.test.ts',
   'test/storage/dialects/postgres/batched-reads.test.ts',
+  // Feeds: the checks and the paging rules alone.
+  'test/feeds/feed-checks.test.ts',
+  'test/feeds/paging.test.ts',
 ];
 
 const SYSTEM = [

@@ -22,6 +22,8 @@ import webhookRoutes from './http/api/v1/webhook.ts';
 import adminLotsRoutes from './http/admin/lots.ts';
 import adminAccountsRoutes from './http/admin/accounts.ts';
 import adminInvoicesRoutes from './http/admin/invoices.ts';
+// Feeds the service pulls itself (docs/feeds.md).
+import adminFeedsRoutes from './http/admin/feeds.ts';
 import stripeWebhookRoutes from './http/webhooks/stripe.ts';
 import reportRoutes from './web/report/index.ts';
 import signedReportRoutes from './web/report/signed-report.ts';
@@ -144,6 +146,8 @@ export async function buildApp(options: BuildAppOptions) {
   // The operators' customer operations and audit log (docs/operators.md).
   await app.register(adminAccountsRoutes);
   await app.register(adminInvoicesRoutes);
+  // The operators' feeds (docs/feeds.md).
+  await app.register(adminFeedsRoutes);
 
   return app;
 }

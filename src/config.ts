@@ -123,6 +123,14 @@ const EnvSchema = Type.Object({
    */
   MAIL_TRANSPORT: Type.Optional(Type.Union([Type.Literal('smtp'), Type.Literal('outbox')])),
   // --- end operations ---
+  // --- feeds (docs/feeds.md) ---
+  /** Whether `vinhistory serve` pulls the registered feeds (one instance at a time per feed). */
+  FEEDS_WORKER: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
+  /** How long an instance's hold on a feed lasts unless renewed: a killed puller's feed is taken over after it. */
+  FEEDS_LEASE_MS: Type.String({ pattern: '^[1-9][0-9]{3,7}$', default: '60000' }),
+  /** The largest feed download, uncompressed, in MiB. */
+  FEEDS_MAX_MB: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2048' }),
+  // --- end feeds ---
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -209,6 +217,12 @@ export interface Config {
   /** Billing mail: who gets the operator's copies (null: nobody). */
   readonly billingMail: { readonly operatorEmail: string | null };
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | null; readonly apiUrl: string | null } | null;
+  /**
+   * Feeds: whether serve pulls them, the lease, the largest download, and the environment a
+   * header's `env:NAME` is read from when a pull runs (read then, so that a value set after start
+   * or rotated is the one sent; never stored).
+   */
+  readonly feeds: { readonly workerInServe: boolean; readonly leaseMs: number; readonly maxBytes: number; readonly environment: (name: string) => string | undefined };
 }
 
 export class ConfigError extends Error {
@@ -245,6 +259,9 @@ const HINTS: Record<string, string> = {
   PDF_CACHE_MAX_AGE_DAYS: 'a whole number of days from 1 to 9999, e.g. 30',
   WEBHOOK_SECRET_KEY: 'at least 32 characters (e.g. openssl rand -base64 32)',
   WEBHOOK_WORKER: 'true or false',
+  FEEDS_WORKER: 'true or false',
+  FEEDS_LEASE_MS: 'a whole number of milliseconds from 1000 to 99999999, e.g. 60000',
+  FEEDS_MAX_MB: 'a whole number of MiB from 1 to 999999, e.g. 2048',
   WEBHOOK_LEASE_MS: `a whole number of milliseconds from ${MIN_WEBHOOK_LEASE_MS} to 9999999, e.g. 60000`,
   MEDIA_ARCHIVE: 'one of off, directory, s3',
   MEDIA_CONCURRENCY: 'a whole number from 1 to 999',
@@ -363,6 +380,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     stripe: env.STRIPE_SECRET_KEY
       ? Object.freeze({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? null, apiUrl: env.STRIPE_API_URL ?? null })
       : null,
+    feeds: Object.freeze({
+      workerInServe: env.FEEDS_WORKER === 'true',
+      leaseMs: Number(env.FEEDS_LEASE_MS),
+      maxBytes: Number(env.FEEDS_MAX_MB) * 1024 * 1024,
+      environment: (name: string) => source[name],
+    }),
   });
 }
 

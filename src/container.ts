@@ -59,6 +59,10 @@ import { lotEvents } from './webhooks/lot-events.ts';
 import { OperatorService } from './operations/operator-service.ts';
 import { SigningKeys } from './verification/signing-keys.ts';
 import { ReportVerification } from './verification/report-verification.ts';
+// Feeds the service pulls itself (docs/feeds.md).
+import { FeedService } from './feeds/feed-service.ts';
+import { FeedScheduler } from './feeds/feed-scheduler.ts';
+import { DEFAULT_FEED_TUNING, FeedPuller, type FeedTuning } from './feeds/feed-puller.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -76,6 +80,9 @@ export interface ContainerOverrides {
   webhookWorker?: { pollMs?: number; concurrency?: number };
   /** The jitter of retry delays (tests fix it). */
   random?: () => number;
+  /** Feeds: shorter retries and time-outs, and the scheduler's poll (tests). */
+  feedTuning?: Partial<FeedTuning>;
+  feedPollMs?: number;
 }
 
 export interface ContainerOptions {
@@ -160,6 +167,10 @@ export interface Container {
   readonly verification: ReportVerification;
   /** Whether this instance can take customers: /readyz, `vinhistory doctor`, the start of `serve`. */
   readonly readiness: Readiness;
+  /** The operator's feeds (`vinhistory feeds`, /admin/v1/feeds). */
+  readonly feeds: FeedService;
+  /** Pulls due feeds, one instance at a time per feed; `serve` starts it (unless FEEDS_WORKER=false). */
+  readonly feedScheduler: FeedScheduler;
   /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
   close(): Promise<void>;
 }
@@ -233,6 +244,7 @@ export function createContainer(options: ContainerOptions): Container {
       password_reset: (queued, now) => auth.prepareResetMail(queued, now),
       billing: sendAsQueued,
       webhook_endpoint_disabled: sendAsQueued,
+      feed_alert: sendAsQueued,
     },
     log: log.child({ component: 'mail-delivery' }),
     ...(options.now ? { now: options.now } : {}),
@@ -293,6 +305,34 @@ export function createContainer(options: ContainerOptions): Container {
   const brands = new BrandService({ repos, isProduction: config.isProduction, logos });
   const signingKeys = new SigningKeys({ repo: repos.reportSignatures, secrets, now });
   const verification = new ReportVerification({ keys: signingKeys, reports, reportsRepo: repos.reports, repo: repos.reportSignatures, brands, issuer: config.publicBaseUrl, now });
+  const ingest = new IngestService(repos.lots, config.dataDir);
+  // Feeds: pulled through the outbound client, stored through the ingest pipeline.
+  const feedScheduler = new FeedScheduler({
+    feeds: repos.feeds,
+    puller: new FeedPuller({
+      outbound,
+      ingest,
+      feeds: repos.feeds,
+      history: repos.lotHistory,
+      open: (sealed) => secrets.open(sealed),
+      environment: config.feeds.environment,
+      dir: path.join(config.dataDir, 'feeds'),
+      maxBytes: config.feeds.maxBytes,
+      tuning: { ...DEFAULT_FEED_TUNING, ...overrides.feedTuning },
+      now,
+      log: log.child({ component: 'feeds' }),
+      ...(overrides.random ? { random: overrides.random } : {}),
+    }),
+    mail,
+    operatorEmail: config.billingMail.operatorEmail,
+    metrics,
+    log: log.child({ component: 'feeds' }),
+    now,
+    leaseMs: config.feeds.leaseMs,
+    pollMs: overrides.feedPollMs ?? 15_000,
+  });
+  metrics.watchFeeds(async () => (await repos.feeds.list()).map((feed) => ({ name: feed.name, lastSuccessAt: feed.lastSuccessAt, newestLotAt: feed.newestLotAt, failuresInRow: feed.failuresInRow, paused: feed.paused })));
+  const feeds = new FeedService({ feeds: repos.feeds, scheduler: feedScheduler, outbound, seal: (secret) => secrets.seal(secret), now });
   const operations = new OperatorService({ repos, billing: payments.billing, invoices, usage, apiTokens, ...(options.now ? { now: options.now } : {}) });
 
   return Object.freeze({
@@ -331,7 +371,7 @@ export function createContainer(options: ContainerOptions): Container {
     legal,
     stripeWebhooks: payments.stripe ? new StripeWebhookHandler(db, log) : null,
     stripeCheckoutOrigin: overrides.stripeCheckoutOrigin ?? 'https://checkout.stripe.com',
-    ingest: new IngestService(repos.lots, config.dataDir),
+    ingest,
     outbound,
     pdfRenderer,
     pdfCache: new PdfCache({
@@ -358,7 +398,10 @@ export function createContainer(options: ContainerOptions): Container {
       pdf: pdfRenderer,
       media,
     }),
+    feeds,
+    feedScheduler,
     close: async () => {
+      await feedScheduler.stop();
       await billingMail.stop();
       await mailDelivery.stop();
       await deliveryWorker.stop();

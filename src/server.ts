@@ -55,6 +55,8 @@ export async function startServer(config: Config): Promise<void> {
   services.billingMail.start();
   if (!config.isProduction) await ensureDemoData({ config, services, log: app.log });
   if (config.webhooks.workerInServe) services.deliveryWorker.start();
+  // Pulls the registered feeds when due, one instance at a time per feed (docs/feeds.md).
+  if (config.feeds.workerInServe) services.feedScheduler.start();
   // With the photo archive on, this instance copies queued photos in the background (docs/media.md).
   const archiver = services.media.createArchiver();
   if (archiver) {
@@ -93,7 +95,7 @@ export async function startServer(config: Config): Promise<void> {
     clearInterval(sweeper);
     // The workers claim no more work and let what is in flight finish (a webhook attempt: 10 s at
     // most) and be recorded, while the server drains its requests.
-    await Promise.all([services.deliveryWorker.stop(), archiver?.stop(), closeApp()]);
+    await Promise.all([services.deliveryWorker.stop(), archiver?.stop(), services.feedScheduler.stop(), closeApp()]);
     await services.close();
     await db.close();
     unmarkServing();

@@ -20,6 +20,8 @@ import { reportError } from './report-error.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerBackupCommands } from './commands/backup.ts';
 import { registerKeysCommands } from './commands/keys.ts';
+// Feeds the server pulls itself (docs/feeds.md).
+import { registerFeedsCommands } from './commands/feeds.ts';
 
 const HELP_AFTER = `
 Configuration comes from the environment, as for the server: DATA_DIR (SQLite under ./data by
@@ -59,6 +61,8 @@ export function buildProgram(options: { output?: OutputConfiguration } = {}): Co
   registerDoctorCommand(program);
   registerBackupCommands(program);
   registerKeysCommands(program);
+  // Feeds the server pulls itself.
+  registerFeedsCommands(program);
   return program;
 }
 

@@ -3,7 +3,7 @@
  * password reset's link is made then, so that the queue never holds a secret; a billing mail
  * (an invoice, a receipt, a quota warning, a plan's end) is sent as it was queued.
  */
-export type MailKind = 'password_reset' | 'billing' | 'webhook_endpoint_disabled';
+export type MailKind = 'password_reset' | 'billing' | 'webhook_endpoint_disabled' | 'feed_alert';
 
 /** queued: waiting or retrying; sent; skipped: nothing to send at send time (no such account); failed: given up. */
 export type MailStatus = 'queued' | 'sent' | 'skipped' | 'failed';

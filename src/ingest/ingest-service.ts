@@ -1,8 +1,14 @@
+import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { LotsRepository } from '../storage/repositories/lots-repository.ts';
 import { importFiles, type FileResult, type ImportFilesOptions } from './import-files.ts';
-import { importLots, type ImportLotsOptions } from './import-lots.ts';
-import type { ImportSummary } from './import-summary.ts';
+import { BULK_LOAD_BATCH_SIZE, importLots, importPreparedChunks, type ImportLotsOptions, type LotSink } from './import-lots.ts';
+import { emptySummary, type ImportSummary } from './import-summary.ts';
+import { IngestError } from './ingest-error.ts';
+import type { CsvMapping } from './formats/csv-mapping.ts';
+import type { FormatName } from './sources/open-lot-source.ts';
+import { readFileInWorker } from './worker/read-file-in-worker.ts';
+import type { IncomingLot } from '../storage/repositories/lots-repository.ts';
 import { openLotSource } from './sources/open-lot-source.ts';
 import type { SourceRecord } from './sources/source-record.ts';
 
@@ -11,6 +17,30 @@ export type ImportRecordsOptions = Omit<ImportLotsOptions, 'lots'> & {
   /** Tune the connection for a bulk load first (the import and seed commands; never the server). */
   bulkLoad?: boolean;
 };
+
+/** A feed's file from this size on is parsed on a worker thread, beside the batches being stored. */
+const WORKER_FROM_BYTES = 4 * 1024 * 1024;
+
+/** How a pulled feed's lots are read and stored (feeds/). */
+export interface FeedImportOptions {
+  format: FormatName;
+  mapping?: CsvMapping | undefined;
+  /** Told the lots of each stored batch (a listing feed keeps their keys). */
+  onStored?: (lots: readonly IncomingLot[]) => void;
+  signal?: AbortSignal;
+  /** Lots per transaction; BULK_LOAD_BATCH_SIZE unless given. */
+  batchSize?: number;
+  /** The feed's name: the source the stored lots and their versions carry. */
+  source: string;
+}
+
+/** What a feed's file or page gave: the summary, and the failure that stopped it part-way, if any. */
+export interface FeedImportResult {
+  format: string;
+  summary: ImportSummary;
+  /** Reading stopped part-way ('cut-short', 'interrupted'): what was read before it is stored. */
+  failure: IngestError | null;
+}
 
 export interface UploadResult {
   /** What the body was read as, in words. */
@@ -45,6 +75,64 @@ export class IngestService {
     const { bulkLoad, ...importOptions } = options;
     if (bulkLoad) await this.lots.tuneForBulkLoad();
     return importLots(records, { ...importOptions, lots: this.lots });
+  }
+
+  /**
+   * A feed's downloaded file, read on a worker thread and stored in the small batches that keep
+   * searches on the same database quick (BULK_LOAD_BATCH_SIZE). A file that is not lot data (or
+   * not the format asked for) throws its IngestError before anything is stored.
+   */
+  async importFeedFile(file: string, options: FeedImportOptions & { bytes: number }): Promise<FeedImportResult> {
+    const common = { batchSize: options.batchSize ?? BULK_LOAD_BATCH_SIZE, source: options.source, ...(options.signal ? { signal: options.signal } : {}) };
+    if (options.bytes < WORKER_FROM_BYTES) {
+      // A small file costs less to read here than a worker thread costs to start.
+      const input = createReadStream(file, { highWaterMark: 256 * 1024 });
+      try {
+        const source = await openLotSource(input, { format: options.format, ...(options.mapping ? { mapping: options.mapping } : {}) });
+        return await this.storeFeed(source.description, (sink, summary) => importLots(source.records, { lots: sink, summary, ...common }), options);
+      } finally {
+        input.destroy();
+      }
+    }
+    const source = await readFileInWorker({ file, format: options.format, ...(options.mapping ? { mapping: options.mapping } : {}), maxInFlight: 8 });
+    try {
+      return await this.storeFeed(source.description, (sink, summary) => importPreparedChunks(source.chunks, { lots: sink, summary, ...common }), options);
+    } finally {
+      await source.close();
+    }
+  }
+
+  /** A page of a feed's JSON API, as a stream of JSON values: the same checks and stores as a file. */
+  async importFeedPage(body: Readable, options: FeedImportOptions): Promise<FeedImportResult> {
+    const source = await openLotSource(body, { format: options.format, jsonOnly: true });
+    return this.storeFeed(source.description, (sink, summary) =>
+      importLots(source.records, { lots: sink, batchSize: options.batchSize ?? BULK_LOAD_BATCH_SIZE, summary, source: options.source, ...(options.signal ? { signal: options.signal } : {}) }),
+    options);
+  }
+
+  private async storeFeed(
+    format: string,
+    run: (sink: LotSink, summary: ImportSummary) => Promise<ImportSummary>,
+    options: FeedImportOptions,
+  ): Promise<FeedImportResult> {
+    const onStored = options.onStored;
+    const sink: LotSink = onStored
+      ? {
+          upsertBatch: async (lots, upsert) => {
+            const stored = await this.lots.upsertBatch(lots, upsert);
+            onStored(lots);
+            return stored;
+          },
+        }
+      : this.lots;
+    const summary = emptySummary();
+    try {
+      await run(sink, summary);
+      return { format, summary, failure: null };
+    } catch (error) {
+      if (error instanceof IngestError && (error.kind === 'cut-short' || error.kind === 'interrupted')) return { format, summary: error.summary, failure: error };
+      throw error;
+    }
   }
 
   /**

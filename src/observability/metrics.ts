@@ -1,5 +1,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** What the feed gauges show of a feed (read from the database at scrape time). */
+export interface FeedGaugeState {
+  name: string;
+  lastSuccessAt: string | null;
+  newestLotAt: string | null;
+  failuresInRow: number;
+  paused: boolean;
+}
+
+const seconds = (iso: string | null) => (iso === null ? null : Date.parse(iso) / 1000);
+
 /**
  * The service's Prometheus metrics, in a registry of its own (not prom-client's global one), so
  * that several apps in one process (tests) do not share counters.
@@ -178,6 +189,74 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
+
+  // --- feeds (docs/feeds.md) ---
+  readonly feedPulls = new Counter({
+    name: 'vinhistory_feed_pulls_total',
+    help: 'Feed pulls made by this instance, by feed and outcome (ok, not_modified, failed).',
+    labelNames: ['feed', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly feedLots = new Counter({
+    name: 'vinhistory_feed_lots_total',
+    help: "Lots of this instance's feed pulls, by feed and outcome (read, inserted, updated, unchanged, skipped, left_listing, returned_to_listing).",
+    labelNames: ['feed', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly feedPullDuration = new Histogram({
+    name: 'vinhistory_feed_pull_duration_seconds',
+    help: 'Time a feed pull took, download, checks and import together.',
+    labelNames: ['feed'] as const,
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [this.registry],
+  });
+
+  /** Where the feed gauges read from; set by the container (every instance reads the same rows). */
+  private feedStates: (() => Promise<FeedGaugeState[]>) | null = null;
+  private feedStatesRead: { at: number; value: Promise<FeedGaugeState[]> } | null = null;
+
+  private feedGauge(name: string, help: string, value: (state: FeedGaugeState) => number | null): Gauge<'feed'> {
+    const gauge: Gauge<'feed'> = new Gauge({
+      name,
+      help,
+      labelNames: ['feed'] as const,
+      registers: [this.registry],
+      collect: async () => {
+        const states = await this.readFeedStates();
+        if (!states) return;
+        gauge.reset();
+        for (const state of states) {
+          const v = value(state);
+          if (v !== null) gauge.set({ feed: state.name }, v);
+        }
+      },
+    });
+    return gauge;
+  }
+
+  readonly feedLastSuccess = this.feedGauge('vinhistory_feed_last_success_timestamp_seconds', 'When the feed was last pulled successfully (ok or not_modified), as a Unix time; absent until it has been.', (s) => seconds(s.lastSuccessAt));
+  readonly feedNewestLot = this.feedGauge('vinhistory_feed_newest_lot_timestamp_seconds', 'When a pull of the feed last stored a lot it had not stored before, as a Unix time; absent until one has.', (s) => seconds(s.newestLotAt));
+  readonly feedFailuresInRow = this.feedGauge('vinhistory_feed_failures_in_row', 'Failed pulls of the feed since its last good one.', (s) => s.failuresInRow);
+  readonly feedPaused = this.feedGauge('vinhistory_feed_paused', '1 while the operator has paused the feed, else 0.', (s) => (s.paused ? 1 : 0));
+
+  watchFeeds(read: () => Promise<FeedGaugeState[]>): void {
+    this.feedStates = read;
+  }
+
+  /** One read of the feeds per scrape serves every feed gauge. */
+  private async readFeedStates(): Promise<FeedGaugeState[] | null> {
+    if (!this.feedStates) return null;
+    if (!this.feedStatesRead || Date.now() - this.feedStatesRead.at > 1000) this.feedStatesRead = { at: Date.now(), value: this.feedStates() };
+    try {
+      return await this.feedStatesRead.value;
+    } catch {
+      this.feedStatesRead = null;
+      return null;
+    }
+  }
+  // --- end feeds ---
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'vinhistory_' });

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, request } from 'undici';
 import { checkOutboundUrl, isPublicAddress, type OutboundPolicy } from './outbound-policy.ts';
 
@@ -33,6 +34,26 @@ export interface OutboundResponse {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: Buffer;
   /** Where the answer came from, after redirects. */
+  readonly url: string;
+}
+
+/** A download read as it arrives (a feed's file): bounded by time to the headers and between chunks, not in total. */
+export interface OutboundStreamRequest {
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Until the answer's headers arrive. */
+  readonly headersTimeoutMs: number;
+  /** Between two chunks of the body: a server that stops sending fails as a timeout. */
+  readonly idleTimeoutMs: number;
+  readonly maxRedirects?: number;
+  /** Stops the exchange (a lease lost, a shutdown). */
+  readonly signal?: AbortSignal;
+}
+
+export interface OutboundStreamResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The body as it arrives; the caller reads it whole or destroys it. */
+  readonly body: Readable;
   readonly url: string;
 }
 
@@ -93,6 +114,46 @@ export class OutboundClient {
       }
       return answer;
     }
+  }
+
+  /**
+   * A GET whose body is read as it arrives, for downloads too large to hold (a feed's file): the
+   * same address checks on every connection and redirect hop as request().
+   */
+  async stream(target: string, options: OutboundStreamRequest): Promise<OutboundStreamResponse> {
+    let url = target;
+    for (let hop = 0; ; hop += 1) {
+      const check = checkOutboundUrl(url, this.policy);
+      if (!check.ok) throw new OutboundError('refused', `${url}: ${check.reason}`);
+      let answer: Awaited<ReturnType<typeof request>>;
+      try {
+        answer = await request(check.url, {
+          dispatcher: this.agent,
+          method: 'GET',
+          headers: { 'user-agent': this.userAgent, ...options.headers },
+          headersTimeout: options.headersTimeoutMs,
+          bodyTimeout: options.idleTimeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+      } catch (error) {
+        throw toOutboundError(error, options.signal ?? new AbortController().signal);
+      }
+      const location = answer.headers.location;
+      if (answer.statusCode >= 300 && answer.statusCode < 400 && typeof location === 'string' && (options.maxRedirects ?? 0) > 0) {
+        // A redirect's body is not read; its abort must not surface as an error.
+        answer.body.on('error', () => undefined);
+        answer.body.destroy();
+        if (hop >= (options.maxRedirects ?? 0)) throw new OutboundError('too-many-redirects', `more than ${options.maxRedirects} redirects`);
+        url = new URL(location, check.url).toString();
+        continue;
+      }
+      return { status: answer.statusCode, headers: answer.headers, body: answer.body, url: check.url.toString() };
+    }
+  }
+
+  /** Why reading a stream()'s body failed, as an OutboundError. */
+  static failureOf(error: unknown): OutboundError {
+    return toOutboundError(error, new AbortController().signal);
   }
 
   private async once(url: URL, options: OutboundRequest, signal: AbortSignal): Promise<OutboundResponse> {

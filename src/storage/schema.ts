@@ -435,6 +435,54 @@ export interface ReportSignaturesTable {
   signature: string;
 }
 
+/** A feed the service pulls itself, its pulls' state, lease and checkpoint (0021; docs/feeds.md). */
+export interface FeedsTable {
+  id: string;
+  name: string;
+  url: string;
+  format: string;
+  /** A CSV mapping as JSON text, for format csv. */
+  mapping: string | null;
+  every_seconds: number;
+  /** JSON: [{name, value}] where value is {env: NAME} or {sealed: box}; never a resolved secret. */
+  headers: string;
+  listing: number;
+  /** JSON: the paging and incremental options of a JSON API feed, or null. */
+  paging: string | null;
+  paused: number;
+  created_at: string;
+  next_run_at: string;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_status: string | null;
+  last_error: string | null;
+  /** JSON: the last pull's counts (read, inserted, updated, unchanged, skipped). */
+  last_counts: string | null;
+  failures_in_row: number;
+  alerted: number;
+  newest_lot_at: string | null;
+  accept_changes: number;
+  good_etag: string | null;
+  good_last_modified: string | null;
+  good_bytes: number | null;
+  good_rows: number | null;
+  good_header: string | null;
+  good_started_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+  /** JSON: the next page of a paged pull under way and what the pages before it counted. */
+  checkpoint: string | null;
+}
+
+/** The lots a listing feed's last good pull listed, and those that left it (0021). */
+export interface FeedListingTable {
+  feed_id: string;
+  auction: string;
+  lot_id: number;
+  listed: number;
+  changed_at: string;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -472,6 +520,9 @@ export interface Database {
   // Verifiable reports (0020).
   signing_keys: SigningKeysTable;
   report_signatures: ReportSignaturesTable;
+  // Feeds the service pulls itself (0021).
+  feeds: FeedsTable;
+  feed_listing: FeedListingTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

@@ -20,6 +20,8 @@ const TABLES = [
   'operator_audit',
   // 0019
   'lot_versions',
+  // 0021
+  'feeds', 'feed_listing',
 ].sort();
 
 /** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */

@@ -20,6 +20,8 @@ import * as market from './0018-market.ts';
 // Issue 29: lot history.
 import * as lotHistory from './0019-lot-history.ts';
 import * as reportSignatures from './0020-report-signatures.ts';
+// Feeds the service pulls itself (issue 25).
+import * as feeds from './0021-feeds.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -47,4 +49,6 @@ export const migrations: Record<string, Migration> = {
   // Issue 29: lot history.
   '0019-lot-history': lotHistory,
   '0020-report-signatures': reportSignatures,
+  // Feeds the service pulls itself (issue 25).
+  '0021-feeds': feeds,
 };

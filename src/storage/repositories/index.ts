@@ -31,6 +31,8 @@ import { WebSessionsRepository } from './web-sessions-repository.ts';
 import { WatchesRepository } from './watches-repository.ts';
 import { WebhookEndpointsRepository } from './webhook-endpoints-repository.ts';
 import { WebhookOutboxRepository } from './webhook-outbox-repository.ts';
+// Feeds the service pulls itself (0021).
+import { FeedsRepository } from './feeds-repository.ts';
 
 /** One set of repositories over Kysely, the same code for SQLite and PostgreSQL. */
 export interface Repositories {
@@ -77,6 +79,8 @@ export interface Repositories {
   reportSignatures: ReportSignaturesRepository;
   // Lot history (0019): versions, sightings, listing changes.
   lotHistory: LotHistoryRepository;
+  // Feeds the service pulls itself (0021).
+  feeds: FeedsRepository;
 }
 
 export interface RepositoryOptions {
@@ -120,5 +124,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     reportSignatures: new ReportSignaturesRepository(db),
     // Lot history (0019).
     lotHistory: new LotHistoryRepository(db),
+    // Feeds the service pulls itself (0021).
+    feeds: new FeedsRepository(db),
   };
 }

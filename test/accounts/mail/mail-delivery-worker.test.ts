@@ -31,6 +31,7 @@ const prepare: MailPreparers = {
   }),
   billing: sendAsQueued,
   webhook_endpoint_disabled: sendAsQueued,
+  feed_alert: sendAsQueued,
 };
 
 describe.each(DIALECTS)('the mail delivery worker (%s)', (dialect) => {
@@ -128,6 +129,7 @@ describe.each(DIALECTS)('the mail delivery worker (%s)', (dialect) => {
       },
       billing: sendAsQueued,
       webhook_endpoint_disabled: sendAsQueued,
+      feed_alert: sendAsQueued,
     };
     const transport = new FakeTransport();
     const { queue, worker: w } = worker(transport, {}, pino({ level: 'silent' }), preparers);

@@ -72,6 +72,11 @@ describe('API documentation and health', () => {
       '/admin/v1/accounts/{account}/subscription/extend',
       '/admin/v1/accounts/{account}/tokens',
       '/admin/v1/audit',
+      '/admin/v1/feeds',
+      '/admin/v1/feeds/{name}',
+      '/admin/v1/feeds/{name}/pause',
+      '/admin/v1/feeds/{name}/resume',
+      '/admin/v1/feeds/{name}/run',
       '/admin/v1/invoices',
       '/admin/v1/invoices/{invoice}/pay',
       '/admin/v1/invoices/{invoice}/void',
@@ -84,7 +89,7 @@ describe('API documentation and health', () => {
     expect(upload.requestBody.required).toBe(true);
     expect(Object.keys(upload.requestBody.content)).toContain('application/x-ndjson');
     expect(upload.requestBody.description).toMatch(/gzip/);
-    expect(Object.keys(operatorDoc.components.schemas).sort()).toEqual(['AdminAccount', 'AdminAccountDetails', 'AdminAuditEntry', 'AdminImportResult', 'AdminInvoice', 'AdminToken', 'AdminUsage', 'Error']);
+    expect(Object.keys(operatorDoc.components.schemas).sort()).toEqual(['AdminAccount', 'AdminAccountDetails', 'AdminAuditEntry', 'AdminFeed', 'AdminImportResult', 'AdminInvoice', 'AdminToken', 'AdminUsage', 'Error']);
   });
 
   it('leaves a search\'s vin and Idempotency-Key rules to the server\'s 422, and states the watch VIN\'s pattern', async () => {

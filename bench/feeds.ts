@@ -1,0 +1,169 @@
+/**
+ * The feeds benchmark (`npm run bench:feeds -- [options]`): a Copart sales-data CSV of 200,000
+ * synthetic lots pulled by a feed from a local HTTP server, against `vinhistory import` of the same
+ * file (the importer as the command runs it: worker thread, its default batch), each into a fresh
+ * SQLite database; then the search latency (one search after the other through the app, inject())
+ * while idle and while the feed is pulled again (a new ETag: every lot read and upserted again).
+ * Runs alternate (import, feed, import, feed) so that a busy machine weighs on both alike.
+ * See docs/benchmarks.md.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { createContainer, type Container } from '../src/container.ts';
+import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
+import { BULK_LOAD_BATCH_SIZE } from '../src/ingest/import-lots.ts';
+import { MemoryRateLimiter } from '../src/limits/rate/memory-rate-limiter.ts';
+import { migrateToLatest, openDatabase, type Db } from '../src/storage/database.ts';
+import { createRepositories } from '../src/storage/repositories/index.ts';
+import { createUnboundedCustomer } from './support/bench-data.ts';
+import { COPART_HEADER, copartRow, quote, writeLines } from './support/bench-files.ts';
+import { summariseLatencies } from './support/latencies.ts';
+
+const USAGE = `usage: npm run bench:feeds -- [options]
+
+  --lots N      synthetic lots in the file (default 200000)
+  --rounds N    import/feed pairs (default 2)
+  --batch N     lots per transaction of the pull (default 250, as serve)
+  --seconds N   seconds of idle searching, before the second pull and after it (default 10)
+`;
+
+const log = (message: string) => process.stderr.write(`${message}\n`);
+const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+let feedBatch = 250;
+
+async function fresh(dir: string, name: string): Promise<{ db: Db; services: Container; close: () => Promise<void> }> {
+  const dataDir = path.join(dir, name);
+  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true' });
+  const db = await openDatabase(config.database, { backgroundCheckpoint: true });
+  await migrateToLatest(db);
+  const rateLimiter = new MemoryRateLimiter();
+  const services = createContainer({ config, db, log: pino({ level: 'silent' }), rateLimiter, overrides: { feedTuning: { batchSize: feedBatch } } });
+  return {
+    db,
+    services,
+    close: async () => {
+      await services.close();
+      await rateLimiter.close();
+      await db.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { lots: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, batch: { type: 'string', default: '250' }, help: { type: 'boolean' } } });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const count = Number(values.lots);
+  const rounds = Number(values.rounds);
+  const idleSeconds = Number(values.seconds);
+  feedBatch = Number(values.batch);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-feeds-'));
+  const file = path.join(dir, 'salesdata.csv');
+  const vins: string[] = [];
+  log(`writing ${int.format(count)} lots as Copart CSV`);
+  await writeLines(file, (function* () {
+    yield COPART_HEADER.map(quote).join(',');
+    let index = 0;
+    for (const lot of generateLots({ count, seed: 1, onVehicle: (vin) => vins.push(vin) })) yield copartRow(lot, index++);
+  })());
+  const bytes = (await stat(file)).size;
+
+  let etag = 1;
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/csv', etag: `"v${etag}"`, 'content-length': bytes });
+    createReadStream(file).pipe(response);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/salesdata.csv`;
+
+  const importRates: number[] = [];
+  const feedRates: number[] = [];
+  let searchDb: { db: Db; services: Container; close: () => Promise<void> } | null = null;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const imported = await fresh(dir, `import-${round}`);
+      let started = performance.now();
+      const [result] = await imported.services.ingest.importFiles([file], { format: 'copart-csv', batchSize: BULK_LOAD_BATCH_SIZE, enrich: false, worker: true, progress: false, signal: new AbortController().signal });
+      const importSeconds = (performance.now() - started) / 1000;
+      importRates.push(result!.inserted / importSeconds);
+      log(`round ${round + 1}: import ${int.format(result!.inserted)} lots in ${importSeconds.toFixed(1)} s (${int.format(importRates.at(-1)!)} lots/s)`);
+      await imported.close();
+
+      const pulled = await fresh(dir, `feed-${round}`);
+      await pulled.services.feeds.add({ name: 'bench', url, format: 'copart-csv' });
+      started = performance.now();
+      const run = await pulled.services.feeds.runNow('bench', false);
+      const feedSeconds = (performance.now() - started) / 1000;
+      if (run.kind !== 'done' || run.result.status !== 'ok') throw new Error(`the pull failed: ${JSON.stringify(run)}`);
+      feedRates.push(run.result.counts.inserted / feedSeconds);
+      log(`round ${round + 1}: feed   ${int.format(run.result.counts.inserted)} lots in ${feedSeconds.toFixed(1)} s (${int.format(feedRates.at(-1)!)} lots/s)`);
+      if (round === rounds - 1) searchDb = pulled;
+      else await pulled.close();
+    }
+
+    // Search latency on the feed's database: idle, then while the feed is pulled again.
+    const { services, db } = searchDb!;
+    const customer = await createUnboundedCustomer(createRepositories(db));
+    const app = await buildApp({ services, logger: false });
+    await app.ready();
+    let next = 0;
+    const searchOnce = async () => {
+      const vin = vins[(next++ * 7_919) % vins.length]!;
+      const began = performance.now();
+      const answer = await app.inject({ method: 'GET', url: `/api/v1/search?vin=${vin}`, headers: { authorization: customer.token } });
+      if (answer.statusCode !== 200) throw new Error(`search answered ${answer.statusCode}: ${answer.body}`);
+      return performance.now() - began;
+    };
+    const searchUntil = async (done: () => boolean) => {
+      const samples: number[] = [];
+      while (!done()) samples.push(await searchOnce());
+      return summariseLatencies(samples);
+    };
+    for (let i = 0; i < 200; i++) await searchOnce();
+    const idleEnd = performance.now() + idleSeconds * 1000;
+    const idle = await searchUntil(() => performance.now() >= idleEnd);
+    etag++;
+    let pulling = true;
+    const started = performance.now();
+    const pull = services.feeds.runNow('bench', false).finally(() => (pulling = false));
+    const during = await searchUntil(() => !pulling);
+    const second = await pull;
+    const pullSeconds = (performance.now() - started) / 1000;
+    // Idle again once the pull is over: on a shared machine the two idle figures show the noise.
+    const afterEnd = performance.now() + idleSeconds * 1000;
+    const after = await searchUntil(() => performance.now() >= afterEnd);
+    await app.close();
+
+    const best = (rates: number[]) => Math.max(...rates);
+    const ratio = best(feedRates) / best(importRates);
+    const lines = [
+      `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+      `file: ${int.format(count)} lots, Copart CSV, ${int.format(bytes / 2 ** 20)} MiB, served from 127.0.0.1`,
+      `vinhistory import (worker, batch ${BULK_LOAD_BATCH_SIZE}): ${importRates.map((r) => int.format(r)).join(', ')} lots/s`,
+      `feed pull (download, checks, import; batch ${feedBatch}): ${feedRates.map((r) => int.format(r)).join(', ')} lots/s`,
+      `feed / import (best of each): ${ratio.toFixed(2)} (target >= 0.8)`,
+      `search, idle:           ${idle.count} searches, p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms`,
+      `search, during a pull:  ${during.count} searches, p50 ${during.p50.toFixed(2)} ms, p99 ${during.p99.toFixed(2)} ms (the pull: ${second.kind === 'done' ? second.result.status : second.kind}, ${pullSeconds.toFixed(1)} s)`,
+      `search, idle after:     ${after.count} searches, p50 ${after.p50.toFixed(2)} ms, p99 ${after.p99.toFixed(2)} ms`,
+      `p99 during / idle (the lower idle): ${(during.p99 / Math.min(idle.p99, after.p99)).toFixed(2)} (target <= 1.2)`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await searchDb?.close();
+    await new Promise((done) => server.close(done));
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
