@@ -22,6 +22,8 @@ import adminInvoicesRoutes from './http/admin/invoices.ts';
 import stripeWebhookRoutes from './http/webhooks/stripe.ts';
 import reportRoutes from './web/report/index.ts';
 import webRoutes from './web/index.ts';
+// Batches (issue 26).
+import batchesRoutes from './http/api/v1/batches.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -135,6 +137,8 @@ export async function buildApp(options: BuildAppOptions) {
   // The operators' customer operations and audit log (docs/operators.md).
   await app.register(adminAccountsRoutes);
   await app.register(adminInvoicesRoutes);
+  // Batches of searches run in the background (issue 26).
+  await app.register(batchesRoutes);
 
   return app;
 }

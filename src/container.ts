@@ -52,6 +52,9 @@ import { MediaService } from './media/media-service.ts';
 import { photoArchiveQueue } from './media/archive-queue.ts';
 import { lotEvents } from './webhooks/lot-events.ts';
 import { OperatorService } from './operations/operator-service.ts';
+// Batches (issue 26).
+import { BatchService } from './batches/batch-service.ts';
+import { BatchRunner } from './batches/batch-runner.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -69,6 +72,8 @@ export interface ContainerOverrides {
   webhookWorker?: { pollMs?: number; concurrency?: number };
   /** The jitter of retry delays (tests fix it). */
   random?: () => number;
+  /** The batch runner's pace: tests shorten the poll and the lease. */
+  batchRunner?: { pollMs?: number; leaseMs?: number };
 }
 
 export interface ContainerOptions {
@@ -142,6 +147,11 @@ export interface Container {
   readonly operations: OperatorService;
   /** Whether this instance can take customers: /readyz, `vinhistory doctor`, the start of `serve`. */
   readonly readiness: Readiness;
+  // Batches (issue 26).
+  /** Batches as the customer makes and reads them. */
+  readonly batches: BatchService;
+  /** Runs stored batches' items in the background; `serve` starts it, tests `runDue()` it. */
+  readonly batchRunner: BatchRunner;
   /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
   close(): Promise<void>;
 }
@@ -265,6 +275,18 @@ export function createContainer(options: ContainerOptions): Container {
   });
   const usage = new UsageService(repos);
   const invoices = new InvoiceService({ db, repos });
+  // Batches (issue 26): the runner searches through the search service, paced by the same limiter.
+  const batchRunner = new BatchRunner({
+    db,
+    repos,
+    search,
+    rateLimiter: limiterSetup.limiter,
+    log: log.child({ component: 'batches' }),
+    now,
+    ...overrides.batchRunner,
+    onEventQueued: () => deliveryWorker.wake(),
+  });
+  const batches = new BatchService({ repos, now, onCreated: () => batchRunner.wake() });
   const operations = new OperatorService({ repos, billing: payments.billing, invoices, usage, apiTokens, ...(options.now ? { now: options.now } : {}) });
 
   return Object.freeze({
@@ -318,7 +340,10 @@ export function createContainer(options: ContainerOptions): Container {
       pdf: pdfRenderer,
       media,
     }),
+    batches,
+    batchRunner,
     close: async () => {
+      await batchRunner.stop();
       await billingMail.stop();
       await mailDelivery.stop();
       await deliveryWorker.stop();

@@ -2,7 +2,7 @@ import type { Kysely, RawBuilder } from 'kysely';
 import type { Lot } from '../../domain/lot.ts';
 import type { LotUpsertStatus } from '../lot-rows.ts';
 import type { DirectStatements } from '../prepared-query.ts';
-import type { Database, MailQueueRow, WebhookOutboxRow } from '../schema.ts';
+import type { BatchRow, Database, MailQueueRow, WebhookOutboxRow } from '../schema.ts';
 import type { SearchCommit } from '../search-commit.ts';
 
 /**
@@ -55,6 +55,14 @@ export interface EventClaim {
   limit: number;
   /** Claim this one event only (a test ping, a resend), if it is due and free. */
   eventId?: string;
+}
+
+/** A claim of unfinished batches whose lease is free or ended (batch-claims.ts). */
+export interface BatchClaim {
+  owner: string;
+  now: string;
+  leaseUntil: string;
+  limit: number;
 }
 
 /** A lot as its JSON text (LotJson) with the fields that order a vehicle's lots (lot-json.ts). */
@@ -111,6 +119,9 @@ export interface StorageDialect extends DirectStatements {
   insertAttempts(kysely: Kysely<Database>, insert: RawBuilder<unknown>, rows: number, lockKeys: readonly string[]): Promise<boolean>;
   /** In a transaction: holds the account's row until it ends, so a count then an insert for it cannot interleave with another's. */
   lockAccount(trx: Kysely<Database>, accountId: string): Promise<void>;
+
+  // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).
+  claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]>;
 
   // Next: the catalogue and market queries and the lot history (issues that follow) add their
   // dialect-specific statements here, each as a file in both folders, beside these.

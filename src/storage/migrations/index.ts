@@ -16,6 +16,8 @@ import * as brandLimits from './0014-brand-limits.ts';
 import * as operatorAudit from './0015-operator-audit.ts';
 import * as sharedAssets from './0016-shared-assets.ts';
 import * as webhookMailAndRetention from './0017-webhook-mail-and-retention.ts';
+// Batches (issue 26).
+import * as batches from './0022-batches.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -39,4 +41,6 @@ export const migrations: Record<string, Migration> = {
   '0015-operator-audit': operatorAudit,
   '0016-shared-assets': sharedAssets,
   '0017-webhook-mail-and-retention': webhookMailAndRetention,
+  // Batches (issue 26).
+  '0022-batches': batches,
 };

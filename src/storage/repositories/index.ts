@@ -28,6 +28,8 @@ import { WebSessionsRepository } from './web-sessions-repository.ts';
 import { WatchesRepository } from './watches-repository.ts';
 import { WebhookEndpointsRepository } from './webhook-endpoints-repository.ts';
 import { WebhookOutboxRepository } from './webhook-outbox-repository.ts';
+// Batches (issue 26).
+import { BatchesRepository } from './batches-repository.ts';
 
 /** One set of repositories over Kysely, the same code for SQLite and PostgreSQL. */
 export interface Repositories {
@@ -68,6 +70,8 @@ export interface Repositories {
   // The operators' tools (0015): the account listing and the audit log.
   accountDirectory: AccountDirectoryRepository;
   operatorAudit: OperatorAuditRepository;
+  // Batches of searches run in the background (0022).
+  batches: BatchesRepository;
 }
 
 export interface RepositoryOptions {
@@ -107,5 +111,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     media: new MediaRepository(db),
     billingNotices: new BillingNoticesRepository(db),
     legalDocuments: new LegalDocumentsRepository(db),
+    // Batches (0022).
+    batches: new BatchesRepository(db),
   };
 }

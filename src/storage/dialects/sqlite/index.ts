@@ -4,6 +4,9 @@ import type { Lot } from '../../../domain/lot.ts';
 import type { LotUpsertStatus } from '../../lot-rows.ts';
 import { PreparedQuery } from '../../prepared-query.ts';
 import type { Database, MailQueueRow, WebhookOutboxRow } from '../../schema.ts';
+import type { BatchRow } from '../../schema.ts';
+import type { BatchClaim } from '../dialect.ts';
+import { claimBatchesSqlite } from './batch-claims.ts';
 import type { SearchCommit } from '../../search-commit.ts';
 import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
@@ -120,6 +123,10 @@ export class SqliteStorageDialect implements StorageDialect {
 
   lockAccount(trx: Kysely<Database>, accountId: string): Promise<void> {
     return lockAccountSqlite(trx, accountId);
+  }
+  // Batches (issue 26).
+  claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]> {
+    return claimBatchesSqlite(kysely, claim);
   }
 }
 
