@@ -275,14 +275,14 @@ export function createContainer(options: ContainerOptions): Container {
   });
   const usage = new UsageService(repos);
   const invoices = new InvoiceService({ db, repos });
-  // Batches (issue 26): the runner searches through the search service, paced by the same limiter.
+  // Batches (issue 26): the runner's items are searches through the search service, paced in the account's window.
   const batchRunner = new BatchRunner({
     db,
     repos,
     search,
-    rateLimiter: limiterSetup.limiter,
     log: log.child({ component: 'batches' }),
     now,
+    leaseMs: config.batches.leaseMs,
     ...overrides.batchRunner,
     onEventQueued: () => deliveryWorker.wake(),
   });

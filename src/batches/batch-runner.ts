@@ -3,7 +3,6 @@ import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import { itemIdempotencyKey, type Batch } from '../domain/batch.ts';
 import { canSearch, type SearchPrincipal } from '../domain/principal.ts';
-import type { RateLimiter } from '../limits/rate/rate-limiter.ts';
 import { SANDBOX_ALLOWANCE } from '../search/sandbox/catalogue.ts';
 import type { SearchOutcome, SearchService } from '../search/search-service.ts';
 import type { Db } from '../storage/database.ts';
@@ -11,7 +10,7 @@ import type { PendingItem } from '../storage/repositories/batches-repository.ts'
 import type { Repositories } from '../storage/repositories/index.ts';
 import { inTransaction } from '../storage/transaction.ts';
 import { queueBatchCompleted } from '../webhooks/batch-events.ts';
-import { batchShare, batchRateKey } from './pacing.ts';
+import { batchShare } from './pacing.ts';
 import { failed, itemResultOf, SUBSCRIPTION_REQUIRED_MESSAGE, UNAUTHENTICATED_MESSAGE } from './item-result.ts';
 
 /**
@@ -31,7 +30,6 @@ export interface BatchRunnerOptions {
   db: Db;
   repos: Repositories;
   search: SearchService;
-  rateLimiter: RateLimiter;
   log: FastifyBaseLogger;
   now: () => Date;
   pollMs?: number;
@@ -46,10 +44,12 @@ export interface BatchRunnerOptions {
  * an item whose search committed but whose result was not written (a crash between the two) is
  * replayed when it runs again, never counted twice.
  *
- * Pacing (pacing.ts): an item takes a slot of the account's batch window (half the plan's rate,
- * at least 1) and then the search takes its slot of the account's window as every search does;
- * batches thus use at most half of the rate, and live searches always have the other half. An
- * item refused by either window waits and runs again: a rate refusal is never an item's result.
+ * Pacing (pacing.ts): an item's search is admitted to the account's per-second window only while
+ * the window holds fewer than the batch's share (half the plan's rate, at least 1), counting live
+ * searches and every batch of the account on every instance alike. So batches never hold more
+ * than the share of any one-second window, and the window always has the other half free for
+ * live searches whenever a batch item is admitted: batches take what live searches leave of the
+ * first half. An item refused waits for a slot and runs again: a rate refusal is never an item's result.
  */
 export class BatchRunner {
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -171,30 +171,25 @@ export class BatchRunner {
   private async runItems(batch: Batch, principal: SearchPrincipal, pending: PendingItem[], go: () => boolean): Promise<void> {
     const rate = principal.subscription?.ratePerSecond ?? SANDBOX_ALLOWANCE.ratePerSecond;
     const share = batchShare(rate);
-    const key = batchRateKey(principal);
     const queue = [...pending];
     const worker = async () => {
-      for (let item = queue.shift(); item && go(); item = queue.shift()) await this.runItem(batch, principal, item, key, share, go);
+      for (let item = queue.shift(); item && go(); item = queue.shift()) await this.runItem(batch, principal, item, share, go);
     };
     await Promise.all(Array.from({ length: Math.min(MAX_IN_FLIGHT, share, queue.length) }, worker));
   }
 
-  private async runItem(batch: Batch, principal: SearchPrincipal, item: PendingItem, key: string, share: number, go: () => boolean): Promise<void> {
-    const { rateLimiter, search, repos } = this.options;
+  private async runItem(batch: Batch, principal: SearchPrincipal, item: PendingItem, share: number, go: () => boolean): Promise<void> {
+    const { search, repos } = this.options;
     const idempotencyKey = itemIdempotencyKey(batch.id, item.index);
+    const pace = { rateLimit: share };
     while (go()) {
-      const slot = await rateLimiter.consume(key, share);
-      if (!slot.allowed) {
-        await sleep(Math.max(slot.resetMs, 1));
-        continue;
-      }
       const outcome: SearchOutcome =
         'vin' in item.input
-          ? await search.search(principal, item.input.vin, idempotencyKey)
-          : await search.searchByLot(principal, item.input.auction, String(item.input.lot_id), idempotencyKey);
+          ? await search.search(principal, item.input.vin, idempotencyKey, pace)
+          : await search.searchByLot(principal, item.input.auction, String(item.input.lot_id), idempotencyKey, pace);
       const result = itemResultOf(outcome);
       if (result === null) {
-        // The account's own window was full (live searches took the rest of it): wait for a slot.
+        // The account's window holds the batch's share already (its own items, or live searches): wait for a slot.
         await sleep(outcome.kind === 'rate_limited' ? Math.max(outcome.limits.rate.resetMs, 1) : 10);
         continue;
       }
