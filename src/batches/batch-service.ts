@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Batch, BatchItem } from '../domain/batch.ts';
 import { newId } from '../domain/ids.ts';
-import type { SearchPrincipal } from '../domain/principal.ts';
+import { canSearch, type SearchPrincipal } from '../domain/principal.ts';
 import { decodeCursor, type Page } from '../domain/watch.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { itemsFromCsv, itemsFromJson, type BatchInputResult } from './batch-input.ts';
@@ -21,6 +21,9 @@ export type CreateBatchOutcome =
   | { kind: 'replayed'; batch: Batch }
   | { kind: 'idempotency_conflict'; batchId: string }
   | { kind: 'invalid'; field: string; messages: string[] };
+
+/** The account page's upload: with one of the account's tokens, whose searches the items become. */
+export type CreateForTokenOutcome = CreateBatchOutcome | { kind: 'no_token' } | { kind: 'subscription_required' };
 
 export type ListBatchesOutcome = { kind: 'page'; page: Page<Batch> } | { kind: 'bad-cursor' };
 
@@ -56,6 +59,17 @@ export class BatchService {
     if (result.kind === 'exists') return result.sameBody ? { kind: 'replayed', batch: result.batch } : { kind: 'idempotency_conflict', batchId: result.batch.id };
     this.options.onCreated?.();
     return { kind: 'created', batch: result.batch };
+  }
+
+  /**
+   * A batch from the account page: its items become the searches of the token chosen there (a
+   * token of the account that works now); the same checks as the API's otherwise.
+   */
+  async createForToken(accountId: string, tokenId: string, body: BatchBody): Promise<CreateForTokenOutcome> {
+    const principal = await this.options.repos.tokens.reload(tokenId, this.options.now());
+    if (principal === null || principal.accountId !== accountId) return { kind: 'no_token' };
+    if (!canSearch(principal)) return { kind: 'subscription_required' };
+    return this.create(principal, body, undefined);
   }
 
   find(accountId: string, id: string): Promise<Batch | undefined> {

@@ -26,12 +26,15 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         app.services.usage.historyPage(account.id, { limit: PAGE_SIZE, ...(before ? { before } : {}) }),
       ]);
       const counts = usage ? await app.services.usage.dailyCounts(account.id, usage) : [];
+      // Batches (issue 26): the period's searches that were batch items, counted in `used` too.
+      const batchItems = usage ? await app.services.batches.itemsInPeriod(account.id, usage.periodStart, usage.resetsAt) : 0;
       const last = page.searches.at(-1);
       return reply.page('account/usage', {
         title: 'Usage',
         section: 'account',
         tab: 'usage',
         usage: usage ? usageSummary(usage) : null,
+        batchItems,
         chart: usage ? usageChart(usage.periodStart, usage.resetsAt, counts, now) : null,
         searches: page.searches.map((search) => ({
           vin: search.vin,
