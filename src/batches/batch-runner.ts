@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import { itemIdempotencyKey, type Batch } from '../domain/batch.ts';
+import { itemIdempotencyKey, type Batch, type BatchItemResult } from '../domain/batch.ts';
 import { canSearch, type SearchPrincipal } from '../domain/principal.ts';
 import { SANDBOX_ALLOWANCE } from '../search/sandbox/catalogue.ts';
 import type { SearchOutcome, SearchService } from '../search/search-service.ts';
@@ -23,6 +23,8 @@ export const BATCH_LEASE_MS = 30_000;
 const PENDING_PAGE = 100;
 /** Searches of one batch in flight at once, at most (fewer on a slow plan: its half of the rate). */
 const MAX_IN_FLIGHT = 16;
+/** Item results written in one transaction. */
+const RESULTS_GROUP = 32;
 /** Batches one runner works on at once. */
 const MAX_BATCHES = 4;
 
@@ -151,7 +153,7 @@ export class BatchRunner {
         if (principal === null || !canSearch(principal)) {
           // The token was revoked, or the plan ended, before the batch ran: each item answers what a search would.
           const result = principal === null ? failed(401, UNAUTHENTICATED_MESSAGE) : failed(402, SUBSCRIPTION_REQUIRED_MESSAGE);
-          for (const item of pending) await repos.batches.recordItem(batch.id, item.index, result, this.options.now());
+          await repos.batches.recordItems(batch.id, pending.map((item) => ({ index: item.index, result })), this.options.now());
         } else {
           await this.runItems(batch, principal, pending, go);
         }
@@ -172,14 +174,34 @@ export class BatchRunner {
     const rate = principal.subscription?.ratePerSecond ?? SANDBOX_ALLOWANCE.ratePerSecond;
     const share = batchShare(rate);
     const queue = [...pending];
-    const worker = async () => {
-      for (let item = queue.shift(); item && go(); item = queue.shift()) await this.runItem(batch, principal, item, share, go);
+    // Results are written a group at a time (one commit for many items): an item whose search
+    // committed but whose result was not yet written replays its search on a re-run.
+    let unwritten: { index: number; result: BatchItemResult }[] = [];
+    let writing: Promise<unknown> = Promise.resolve();
+    const flush = () => {
+      const group = unwritten;
+      unwritten = [];
+      writing = writing.then(() => this.options.repos.batches.recordItems(batch.id, group, this.options.now()));
+      return writing;
     };
-    await Promise.all(Array.from({ length: Math.min(MAX_IN_FLIGHT, share, queue.length) }, worker));
+    const worker = async () => {
+      for (let item = queue.shift(); item && go(); item = queue.shift()) {
+        const result = await this.runItem(batch, principal, item, share, go);
+        if (result === null) continue;
+        unwritten.push({ index: item.index, result });
+        if (unwritten.length >= RESULTS_GROUP) await flush();
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(MAX_IN_FLIGHT, share, queue.length) }, worker));
+    } finally {
+      await flush();
+    }
   }
 
-  private async runItem(batch: Batch, principal: SearchPrincipal, item: PendingItem, share: number, go: () => boolean): Promise<void> {
-    const { search, repos } = this.options;
+  /** Runs one item's search until it has a result (a rate refusal waits and runs it again); null when the runner stops first. */
+  private async runItem(batch: Batch, principal: SearchPrincipal, item: PendingItem, share: number, go: () => boolean): Promise<BatchItemResult | null> {
+    const { search } = this.options;
     const idempotencyKey = itemIdempotencyKey(batch.id, item.index);
     const pace = { rateLimit: share };
     while (go()) {
@@ -193,9 +215,9 @@ export class BatchRunner {
         await sleep(outcome.kind === 'rate_limited' ? Math.max(outcome.limits.rate.resetMs, 1) : 10);
         continue;
       }
-      await repos.batches.recordItem(batch.id, item.index, result, this.options.now());
-      return;
+      return result;
     }
+    return null;
   }
 
   /** Marks the batch done and queues its batch.completed event, in one transaction: once, whichever runner gets there. */

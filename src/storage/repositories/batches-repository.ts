@@ -220,6 +220,29 @@ export class BatchesRepository {
   }
 
   /**
+   * Writes the results of several items in one transaction (one commit for many items); each
+   * only if it has none yet. Answers how many were written.
+   */
+  async recordItems(batchId: string, results: readonly { index: number; result: BatchItemResult }[], at: Date): Promise<number> {
+    if (results.length === 0) return 0;
+    const finishedAt = at.toISOString();
+    return this.db.kysely.transaction().execute(async (trx) => {
+      let written = 0;
+      for (const { index, result } of results) {
+        const update = await trx
+          .updateTable('batch_items')
+          .set({ status: result.status, report_id: result.reportId, report_url: result.reportUrl, message: result.message, finished_at: finishedAt })
+          .where('batch_id', '=', batchId)
+          .where('idx', '=', index)
+          .where('status', 'is', null)
+          .executeTakeFirst();
+        written += Number(update.numUpdatedRows);
+      }
+      return written;
+    });
+  }
+
+  /**
    * Marks the batch done once every item has its result; answers the batch as it ended, or null
    * when it was already done or still has items to run. In the caller's transaction when bound to
    * one (the runner writes the batch.completed event in the same one).
