@@ -207,18 +207,6 @@ export class BatchesRepository {
     return rows.map((row) => ({ index: Number(row.idx), input: JSON.parse(row.input) as BatchItemInput }));
   }
 
-  /** Writes an item's result once: false when it already had one (a runner that lost its lease ran it too). */
-  async recordItem(batchId: string, index: number, result: BatchItemResult, at: Date): Promise<boolean> {
-    const written = await this.db.kysely
-      .updateTable('batch_items')
-      .set({ status: result.status, report_id: result.reportId, report_url: result.reportUrl, message: result.message, finished_at: at.toISOString() })
-      .where('batch_id', '=', batchId)
-      .where('idx', '=', index)
-      .where('status', 'is', null)
-      .executeTakeFirst();
-    return Number(written.numUpdatedRows) === 1;
-  }
-
   /**
    * Writes the results of several items in one transaction (one commit for many items); each
    * only if it has none yet. Answers how many were written.
