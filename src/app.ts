@@ -28,6 +28,8 @@ import stripeWebhookRoutes from './http/webhooks/stripe.ts';
 import reportRoutes from './web/report/index.ts';
 import signedReportRoutes from './web/report/signed-report.ts';
 import webRoutes from './web/index.ts';
+// Batches (issue 26).
+import batchesRoutes from './http/api/v1/batches.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -148,6 +150,8 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(adminInvoicesRoutes);
   // The operators' feeds (docs/feeds.md).
   await app.register(adminFeedsRoutes);
+  // Batches of searches run in the background (issue 26).
+  await app.register(batchesRoutes);
 
   return app;
 }

@@ -77,6 +77,11 @@ const EnvSchema = Type.Object({
    * live worker never loses an event it is still sending.
    */
   WEBHOOK_LEASE_MS: Type.String({ pattern: '^[1-9][0-9]{4,6}$', default: '60000' }),
+  /**
+   * Batches (issue 26): how long a runner's claim holds a batch, renewed every third of it while
+   * it runs; the batch of an instance killed outright is taken up again after this.
+   */
+  BATCH_LEASE_MS: Type.String({ pattern: '^[1-9][0-9]{3,5}$', default: '30000' }),
   /** The photo archive: off (the default), a directory, or an S3-compatible bucket (docs/media.md). */
   MEDIA_ARCHIVE: Type.Union([Type.Literal('off'), Type.Literal('directory'), Type.Literal('s3')], { default: 'off' }),
   /** The directory store's root; DATA_DIR/media when unset. */
@@ -208,6 +213,8 @@ export interface Config {
   };
   /** Webhooks: the key that seals endpoint secrets (null: the one kept in the database), and whether serve delivers. */
   readonly webhooks: { readonly secretKey: string | null; readonly workerInServe: boolean; readonly leaseMs: number };
+  /** Batches: how long a runner's claim holds a batch (issue 26). */
+  readonly batches: { readonly leaseMs: number };
   /** The photo archive: `store` is null when it is off. */
   readonly media: MediaConfig;
   /** As configured; null when unset (SellerService supplies the marked development placeholders). */
@@ -263,6 +270,7 @@ const HINTS: Record<string, string> = {
   FEEDS_LEASE_MS: 'a whole number of milliseconds from 1000 to 99999999, e.g. 60000',
   FEEDS_MAX_MB: 'a whole number of MiB from 1 to 999999, e.g. 2048',
   WEBHOOK_LEASE_MS: `a whole number of milliseconds from ${MIN_WEBHOOK_LEASE_MS} to 9999999, e.g. 60000`,
+  BATCH_LEASE_MS: 'a whole number of milliseconds from 1000 to 999999, e.g. 30000',
   MEDIA_ARCHIVE: 'one of off, directory, s3',
   MEDIA_CONCURRENCY: 'a whole number from 1 to 999',
   MEDIA_HOST_CONCURRENCY: 'a whole number from 1 to 999',
@@ -361,6 +369,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       cacheMaxAgeMs: Number(env.PDF_CACHE_MAX_AGE_DAYS) * 24 * 60 * 60 * 1000,
     }),
     webhooks: Object.freeze({ secretKey: env.WEBHOOK_SECRET_KEY ?? null, workerInServe: env.WEBHOOK_WORKER === 'true', leaseMs: Number(env.WEBHOOK_LEASE_MS) }),
+    batches: Object.freeze({ leaseMs: Number(env.BATCH_LEASE_MS) }),
     media: Object.freeze({
       store: mediaStoreConfig(env, dataDir),
       concurrency: Number(env.MEDIA_CONCURRENCY),

@@ -63,6 +63,9 @@ import { ReportVerification } from './verification/report-verification.ts';
 import { FeedService } from './feeds/feed-service.ts';
 import { FeedScheduler } from './feeds/feed-scheduler.ts';
 import { DEFAULT_FEED_TUNING, FeedPuller, type FeedTuning } from './feeds/feed-puller.ts';
+// Batches (issue 26).
+import { BatchService } from './batches/batch-service.ts';
+import { BatchRunner } from './batches/batch-runner.ts';
 
 
 /** What tests (and only tests) replace: an outside service, or the cost of a password hash. */
@@ -83,6 +86,8 @@ export interface ContainerOverrides {
   /** Feeds: shorter retries and time-outs, and the scheduler's poll (tests). */
   feedTuning?: Partial<FeedTuning>;
   feedPollMs?: number;
+  /** The batch runner's pace: tests shorten the poll and the lease. */
+  batchRunner?: { pollMs?: number; leaseMs?: number };
 }
 
 export interface ContainerOptions {
@@ -171,6 +176,11 @@ export interface Container {
   readonly feeds: FeedService;
   /** Pulls due feeds, one instance at a time per feed; `serve` starts it (unless FEEDS_WORKER=false). */
   readonly feedScheduler: FeedScheduler;
+  // Batches (issue 26).
+  /** Batches as the customer makes and reads them. */
+  readonly batches: BatchService;
+  /** Runs stored batches' items in the background; `serve` starts it, tests `runDue()` it. */
+  readonly batchRunner: BatchRunner;
   /** Closes what the container opened (the mail worker, its transport, the PDF browser, the rate limiter's Redis connection); not the database. */
   close(): Promise<void>;
 }
@@ -333,6 +343,18 @@ export function createContainer(options: ContainerOptions): Container {
   });
   metrics.watchFeeds(async () => (await repos.feeds.list()).map((feed) => ({ name: feed.name, lastSuccessAt: feed.lastSuccessAt, newestLotAt: feed.newestLotAt, failuresInRow: feed.failuresInRow, paused: feed.paused })));
   const feeds = new FeedService({ feeds: repos.feeds, scheduler: feedScheduler, outbound, seal: (secret) => secrets.seal(secret), now });
+  // Batches (issue 26): the runner's items are searches through the search service, paced in the account's window.
+  const batchRunner = new BatchRunner({
+    db,
+    repos,
+    search,
+    log: log.child({ component: 'batches' }),
+    now,
+    leaseMs: config.batches.leaseMs,
+    ...overrides.batchRunner,
+    onEventQueued: () => deliveryWorker.wake(),
+  });
+  const batches = new BatchService({ repos, now, onCreated: () => batchRunner.wake() });
   const operations = new OperatorService({ repos, billing: payments.billing, invoices, usage, apiTokens, ...(options.now ? { now: options.now } : {}) });
 
   return Object.freeze({
@@ -400,8 +422,11 @@ export function createContainer(options: ContainerOptions): Container {
     }),
     feeds,
     feedScheduler,
+    batches,
+    batchRunner,
     close: async () => {
       await feedScheduler.stop();
+      await batchRunner.stop();
       await billingMail.stop();
       await mailDelivery.stop();
       await deliveryWorker.stop();

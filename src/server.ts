@@ -57,6 +57,8 @@ export async function startServer(config: Config): Promise<void> {
   if (config.webhooks.workerInServe) services.deliveryWorker.start();
   // Pulls the registered feeds when due, one instance at a time per feed (docs/feeds.md).
   if (config.feeds.workerInServe) services.feedScheduler.start();
+  // Runs stored batches, and resumes those an earlier run left (docs/batches in docs/api.md).
+  services.batchRunner.start();
   // With the photo archive on, this instance copies queued photos in the background (docs/media.md).
   const archiver = services.media.createArchiver();
   if (archiver) {
@@ -95,7 +97,7 @@ export async function startServer(config: Config): Promise<void> {
     clearInterval(sweeper);
     // The workers claim no more work and let what is in flight finish (a webhook attempt: 10 s at
     // most) and be recorded, while the server drains its requests.
-    await Promise.all([services.deliveryWorker.stop(), archiver?.stop(), services.feedScheduler.stop(), closeApp()]);
+    await Promise.all([services.deliveryWorker.stop(), services.batchRunner.stop(), archiver?.stop(), services.feedScheduler.stop(), closeApp()]);
     await services.close();
     await db.close();
     unmarkServing();

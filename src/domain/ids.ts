@@ -1,7 +1,7 @@
 import { randomBytes, randomFillSync, randomUUID } from 'node:crypto';
 
 /** Prefixed ids tell at a glance what a value is (acct_, tok_, sub_, srch_) in logs and support mail. */
-export type IdPrefix = 'acct' | 'tok' | 'sub' | 'srch' | 'inv' | 'optok' | 'att' | 'mail' | 'wch' | 'evt' | 'watt' | 'brd' | 'aud' | 'feed';
+export type IdPrefix = 'acct' | 'tok' | 'sub' | 'srch' | 'inv' | 'optok' | 'att' | 'mail' | 'wch' | 'evt' | 'watt' | 'brd' | 'aud' | 'feed' | 'bat';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 

@@ -1,7 +1,8 @@
 import type { Lot } from './lot.ts';
+import type { BatchJson } from './batch.ts';
 
 export type LotEventType = 'lot.created' | 'lot.updated';
-export type WebhookEventType = LotEventType | 'ping';
+export type WebhookEventType = LotEventType | 'ping' | 'batch.completed';
 
 /**
  * The fields of a lot a `lot.updated` event can name in `changed`: every field of the Lot but its
@@ -28,7 +29,15 @@ export interface PingEventBody {
   data: { message: string };
 }
 
-export type WebhookEventBody = LotEventBody | PingEventBody;
+/** A batch finished (issue 26): `data.batch` is the batch as `GET /api/v1/batches/{id}` answers it. */
+export interface BatchEventBody {
+  id: string;
+  type: 'batch.completed';
+  created_at: string;
+  data: { batch: BatchJson };
+}
+
+export type WebhookEventBody = LotEventBody | PingEventBody | BatchEventBody;
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 

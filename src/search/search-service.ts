@@ -78,6 +78,15 @@ interface Allowance {
 /** What one search asks for, once its input is valid: a VIN, or a lot whose VIN is read after the rate check. */
 type Subject = { kind: 'vin'; vin: string } | { kind: 'lot'; lot: LotRef };
 
+/**
+ * How a search is admitted to the account's per-second window: by default up to the plan's rate;
+ * a batch's item (src/batches/) only while the window holds fewer than `rateLimit` searches, so
+ * that batches take no more than their share and never the slots live searches need.
+ */
+export interface SearchPace {
+  rateLimit?: number;
+}
+
 /** Where principals are re-read when a commit finds that the one a search ran for no longer holds. */
 export interface PrincipalSource {
   reload(principal: TokenPrincipal, now?: Date): Promise<TokenPrincipal | null>;
@@ -123,11 +132,11 @@ export class SearchService {
   }
 
   /** A search by VIN (POST or GET /api/v1/search). */
-  search(principal: SearchPrincipal, rawVin: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
+  search(principal: SearchPrincipal, rawVin: string, rawIdempotencyKey: string | undefined, pace?: SearchPace): Promise<SearchOutcome> {
     return this.runFor(principal, async (current, admitted) => {
       const vinCheck = checkVin(rawVin);
       if (!vinCheck.ok) return { kind: 'invalid_input', field: 'vin', messages: vinCheck.errors };
-      return this.run(current, { kind: 'vin', vin: vinCheck.vin }, rawIdempotencyKey, admitted);
+      return this.run(current, { kind: 'vin', vin: vinCheck.vin }, rawIdempotencyKey, admitted, pace);
     });
   }
 
@@ -136,13 +145,13 @@ export class SearchService {
    * other respect. The auction must be one the service holds lots from (a sandbox token: one of
    * the catalogue's); a lot that is not known is a counted "not found".
    */
-  searchByLot(principal: SearchPrincipal, rawAuction: string, rawLotId: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome> {
+  searchByLot(principal: SearchPrincipal, rawAuction: string, rawLotId: string, rawIdempotencyKey: string | undefined, pace?: SearchPace): Promise<SearchOutcome> {
     return this.runFor(principal, async (current, admitted) => {
       const auctionCheck = checkAuction(rawAuction, current.sandbox ? SANDBOX_AUCTIONS : await this.knownAuctions(rawAuction));
       if (!auctionCheck.ok) return { kind: 'invalid_input', field: 'auction', messages: auctionCheck.errors };
       const lotIdCheck = checkLotId(rawLotId);
       if (!lotIdCheck.ok) return { kind: 'invalid_input', field: 'lot_id', messages: lotIdCheck.errors };
-      return this.run(current, { kind: 'lot', lot: { auction: auctionCheck.auction, lotId: lotIdCheck.lotId } }, rawIdempotencyKey, admitted);
+      return this.run(current, { kind: 'lot', lot: { auction: auctionCheck.auction, lotId: lotIdCheck.lotId } }, rawIdempotencyKey, admitted, pace);
     });
   }
 
@@ -181,14 +190,14 @@ export class SearchService {
    * uncounted). Each step is a method below; this is the hot path, so the steps return the
    * storage's promises as they are and every await stays here, as many as a search needs.
    */
-  private async run(principal: SearchPrincipal, subject: Subject, rawIdempotencyKey: string | undefined, admitted: RateDecision | null): Promise<Attempt> {
+  private async run(principal: SearchPrincipal, subject: Subject, rawIdempotencyKey: string | undefined, admitted: RateDecision | null, pace?: SearchPace): Promise<Attempt> {
     const idempotencyKey = validIdempotencyKey(rawIdempotencyKey);
     if (idempotencyKey === INVALID) return invalidIdempotencyKey();
 
     const { sandbox } = principal;
     const now = this.now();
     const allowance = this.allowanceOf(principal, now);
-    const rate = admitted ?? (await this.consumeRate(principal, allowance));
+    const rate = admitted ?? (await this.consumeRate(principal, pace?.rateLimit ?? allowance.ratePerSecond));
     const period = billingPeriodAt(allowance.periodAnchor, now);
     const periodStart = period.start.toISOString();
     if (!rate.allowed) return { kind: 'rate_limited', limits: limitsOf(rate, allowance, period, now, await this.usedInPeriod(principal, periodStart)) };
@@ -259,7 +268,7 @@ export class SearchService {
 
     const now = this.now();
     const allowance = this.allowanceOf(principal, now);
-    const rate = admitted ?? (await this.consumeRate(principal, allowance));
+    const rate = admitted ?? (await this.consumeRate(principal, allowance.ratePerSecond));
     const period = billingPeriodAt(allowance.periodAnchor, now);
     const periodStart = period.start.toISOString();
     if (!rate.allowed) return { kind: 'rate_limited', limits: limitsOf(rate, allowance, period, now, await this.usedInPeriod(principal, periodStart)) };
@@ -296,8 +305,8 @@ export class SearchService {
   }
 
   /** Rate: one request in the account's per-second window. A sandbox token has a window of its own: testing a client never slows the account's live traffic. */
-  private consumeRate(principal: SearchPrincipal, allowance: Allowance): Promise<RateDecision> {
-    return this.options.rateLimiter.consume(principal.sandbox ? `${principal.accountId}:sandbox` : principal.accountId, allowance.ratePerSecond);
+  private consumeRate(principal: SearchPrincipal, limit: number): Promise<RateDecision> {
+    return this.options.rateLimiter.consume(principal.sandbox ? `${principal.accountId}:sandbox` : principal.accountId, limit);
   }
 
   /** The quota used so far, for the headers of a refusal that counts nothing. */

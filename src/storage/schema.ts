@@ -483,6 +483,37 @@ export interface FeedListingTable {
   changed_at: string;
 }
 
+// Batches (0022, issue 26).
+/** A customer's batch of searches and the lease of the runner working on it. */
+export interface BatchesTable {
+  id: string;
+  account_id: string;
+  token_id: string;
+  status: 'queued' | 'running' | 'done';
+  total: number;
+  idempotency_key: string | null;
+  body_hash: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+}
+
+/** One item of a batch: its input (JSON) and, once run, its result. */
+export interface BatchItemsTable {
+  batch_id: string;
+  idx: number;
+  input: string;
+  status: number | null;
+  report_id: string | null;
+  report_url: string | null;
+  message: string | null;
+  finished_at: string | null;
+}
+
+export type BatchRow = Selectable<BatchesTable>;
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -523,6 +554,9 @@ export interface Database {
   // Feeds the service pulls itself (0021).
   feeds: FeedsTable;
   feed_listing: FeedListingTable;
+  // Batches (0022).
+  batches: BatchesTable;
+  batch_items: BatchItemsTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

@@ -43,6 +43,7 @@ const CUSTOMERS: Audience = {
     { name: 'Watches', description: 'VINs and lots to get webhook events for (lot.created, lot.updated). Not counted as searches; the plan limits how many.' },
     { name: 'Webhooks', description: "The account's webhook endpoint, its signing secret, test pings and the log of every delivery attempt. See docs/webhooks.md." },
     { name: 'Verification', description: "A report's signed snapshot and the public keys that check it: free, no token. See docs/reports.md." },
+    { name: 'Batches', description: "Up to 1,000 searches or lookups by lot in one request, run in the background within half the account's rate; each item counted like a search." },
   ],
   alsoPaths: ['/report/{id}.json', '/.well-known/jwks.json'],
 };

@@ -3,7 +3,7 @@ import type { Lot } from '../../domain/lot.ts';
 import type { LotRef } from '../../domain/lot-ref.ts';
 import type { LotUpsertStatus } from '../lot-rows.ts';
 import type { DirectStatements } from '../prepared-query.ts';
-import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../schema.ts';
+import type { BatchRow, Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../schema.ts';
 import type { SearchCommit } from '../search-commit.ts';
 
 /**
@@ -56,6 +56,14 @@ export interface EventClaim {
   limit: number;
   /** Claim this one event only (a test ping, a resend), if it is due and free. */
   eventId?: string;
+}
+
+/** A claim of unfinished batches whose lease is free or ended (batch-claims.ts). */
+export interface BatchClaim {
+  owner: string;
+  now: string;
+  leaseUntil: string;
+  limit: number;
 }
 
 /** A lot as its JSON text (LotJson) with the fields that order a vehicle's lots (lot-json.ts). */
@@ -121,6 +129,8 @@ export interface StorageDialect extends DirectStatements {
   lotRowsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<LotRow[]>;
   /** Marks these lots seen at `at` and back in their listing, without changing what they say. */
   touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
+  // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).
+  claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]>;
 
   // Next: the catalogue and market queries and the lot history (issues that follow) add their
   // dialect-specific statements here, each as a file in both folders, beside these.

@@ -22,6 +22,8 @@ import * as lotHistory from './0019-lot-history.ts';
 import * as reportSignatures from './0020-report-signatures.ts';
 // Feeds the service pulls itself (issue 25).
 import * as feeds from './0021-feeds.ts';
+// Batches (issue 26).
+import * as batches from './0022-batches.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -51,4 +53,6 @@ export const migrations: Record<string, Migration> = {
   '0020-report-signatures': reportSignatures,
   // Feeds the service pulls itself (issue 25).
   '0021-feeds': feeds,
+  // Batches (issue 26).
+  '0022-batches': batches,
 };

@@ -33,6 +33,8 @@ import { WebhookEndpointsRepository } from './webhook-endpoints-repository.ts';
 import { WebhookOutboxRepository } from './webhook-outbox-repository.ts';
 // Feeds the service pulls itself (0021).
 import { FeedsRepository } from './feeds-repository.ts';
+// Batches (issue 26).
+import { BatchesRepository } from './batches-repository.ts';
 
 /** One set of repositories over Kysely, the same code for SQLite and PostgreSQL. */
 export interface Repositories {
@@ -81,6 +83,8 @@ export interface Repositories {
   lotHistory: LotHistoryRepository;
   // Feeds the service pulls itself (0021).
   feeds: FeedsRepository;
+  // Batches of searches run in the background (0022).
+  batches: BatchesRepository;
 }
 
 export interface RepositoryOptions {
@@ -126,5 +130,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     lotHistory: new LotHistoryRepository(db),
     // Feeds the service pulls itself (0021).
     feeds: new FeedsRepository(db),
+    // Batches (0022).
+    batches: new BatchesRepository(db),
   };
 }

@@ -7,6 +7,8 @@ import tokensRoutes from './tokens.ts';
 import usageRoutes from './usage.ts';
 import watchesRoutes from './watches.ts';
 import webhookRoutes from './webhook.ts';
+// Batches (issue 26).
+import batchesPageRoutes from './batches.ts';
 
 /**
  * The personal account, under /account: every page needs a logged-in customer and shows only what
@@ -35,6 +37,8 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(watchesRoutes);
   await app.register(webhookRoutes);
   await app.register(brandRoutes);
+  // Batches (issue 26).
+  await app.register(batchesPageRoutes);
 };
 
 export default accountRoutes;

@@ -51,12 +51,15 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const [counts, kinds] = usage
         ? await Promise.all([app.services.usage.dailyCounts(account.id, usage), app.services.usage.countsByKind(account.id, usage)])
         : [[], []];
+      // Batches (issue 26): the period's searches that were batch items, counted in `used` too.
+      const batchItems = usage ? await app.services.batches.itemsInPeriod(account.id, usage.periodStart, usage.resetsAt) : 0;
       const last = page.searches.at(-1);
       return reply.page('account/usage', {
         title: 'Usage',
         section: 'account',
         tab: 'usage',
         usage: usage ? usageSummary(usage) : null,
+        batchItems,
         chart: usage ? usageChart(usage.periodStart, usage.resetsAt, counts, now) : null,
         byKind: usage ? byKind(kinds) : null,
         searches: page.searches.map((search) => ({

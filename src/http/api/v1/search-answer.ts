@@ -3,6 +3,7 @@ import { ApiError, validationError } from '../../../errors.ts';
 import { limitHeaders, retryAfter } from '../../../limits/limit-headers.ts';
 import type { SearchOutcome } from '../../../search/search-service.ts';
 import { reportJson } from '../../../domain/report.ts';
+import { idempotencyConflictMessage, notFoundMessage, quotaExceededMessage, rateLimitedMessage } from '../../../search/outcome-messages.ts';
 import { invalidTokenError, subscriptionRequiredError } from '../../plugins/authentication.ts';
 
 /**
@@ -22,16 +23,13 @@ export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): Fasti
     case 'not_found': {
       const headers = limitHeaders(outcome.limits);
       if (outcome.replayed) headers['idempotent-replayed'] = 'true';
-      const message = outcome.lot
-        ? `No lot ${outcome.lot.lotId} is known at ${outcome.lot.auction}.`
-        : `No auction records were found for VIN ${outcome.vin}.`;
-      throw new ApiError('NO_RECORDS', message, { headers });
+      throw new ApiError('NO_RECORDS', notFoundMessage(outcome.vin, outcome.lot), { headers });
     }
     case 'rate_limited': {
       const { rate } = outcome.limits;
       throw new ApiError(
         'RATE_LIMITED',
-        `Rate limit exceeded: your plan allows ${rate.limit} searches per second. Retry after the Retry-After delay.`,
+        rateLimitedMessage(outcome.limits),
         { headers: { ...limitHeaders(outcome.limits), 'retry-after': retryAfter(rate.resetMs) } },
       );
     }
@@ -39,14 +37,12 @@ export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): Fasti
       const { quota, now } = outcome.limits;
       throw new ApiError(
         'QUOTA_EXCEEDED',
-        `Monthly quota exceeded: your plan includes ${quota.limit} searches per billing period, which resets at ${quota.periodEnd.toISOString()}.`,
+        quotaExceededMessage(outcome.limits),
         { headers: { ...limitHeaders(outcome.limits), 'retry-after': retryAfter(quota.periodEnd.getTime() - now.getTime()) } },
       );
     }
     case 'idempotency_conflict':
-      throw validationError('Idempotency-Key', [
-        `This Idempotency-Key was used for ${outcome.original} in the last 24 hours; use a new key for another search.`,
-      ], 'IDEMPOTENCY_CONFLICT');
+      throw validationError('Idempotency-Key', [idempotencyConflictMessage(outcome.original)], 'IDEMPOTENCY_CONFLICT');
     case 'invalid_input':
       throw validationError(outcome.field, outcome.messages);
     case 'unauthenticated':

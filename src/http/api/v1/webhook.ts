@@ -39,7 +39,7 @@ const AttemptSchema = Type.Object(
 const DeliverySchema = Type.Object(
   {
     event_id: Type.String({ description: 'The event id (`evt_...`), also sent as Vinhistory-Event-Id.' }),
-    type: Type.Union([Type.Literal('lot.created'), Type.Literal('lot.updated'), Type.Literal('ping')]),
+    type: Type.Union([Type.Literal('lot.created'), Type.Literal('lot.updated'), Type.Literal('ping'), Type.Literal('batch.completed')]),
     created_at: Type.String({ format: 'date-time' }),
     status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], {
       description: 'pending: not delivered yet, retried; delivered: a 2xx came; failed: given up after 72 hours (or the endpoint was disabled).',

@@ -5,6 +5,9 @@ import type { LotRef } from '../../../domain/lot-ref.ts';
 import type { LotUpsertStatus } from '../../lot-rows.ts';
 import { PreparedQuery } from '../../prepared-query.ts';
 import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../../schema.ts';
+import type { BatchRow } from '../../schema.ts';
+import type { BatchClaim } from '../dialect.ts';
+import { claimBatchesSqlite } from './batch-claims.ts';
 import type { SearchCommit } from '../../search-commit.ts';
 import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
@@ -131,6 +134,10 @@ export class SqliteStorageDialect implements StorageDialect {
 
   lockAccount(trx: Kysely<Database>, accountId: string): Promise<void> {
     return lockAccountSqlite(trx, accountId);
+  }
+  // Batches (issue 26).
+  claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]> {
+    return claimBatchesSqlite(kysely, claim);
   }
 }
 

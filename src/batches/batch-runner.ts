@@ -1,0 +1,236 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
+import { itemIdempotencyKey, type Batch, type BatchItemResult } from '../domain/batch.ts';
+import { canSearch, type SearchPrincipal } from '../domain/principal.ts';
+import { SANDBOX_ALLOWANCE } from '../search/sandbox/catalogue.ts';
+import type { SearchOutcome, SearchService } from '../search/search-service.ts';
+import type { Db } from '../storage/database.ts';
+import type { PendingItem } from '../storage/repositories/batches-repository.ts';
+import type { Repositories } from '../storage/repositories/index.ts';
+import { inTransaction } from '../storage/transaction.ts';
+import { queueBatchCompleted } from '../webhooks/batch-events.ts';
+import { batchShare } from './pacing.ts';
+import { failed, itemResultOf, SUBSCRIPTION_REQUIRED_MESSAGE, UNAUTHENTICATED_MESSAGE } from './item-result.ts';
+
+/**
+ * How long a runner's claim holds a batch: renewed every third of it while the batch runs, so a
+ * live runner never loses one, and short enough that the batch of a runner that died (kill -9)
+ * is taken over well within a minute (by a restarted server, or another instance on PostgreSQL).
+ */
+export const BATCH_LEASE_MS = 30_000;
+/** Items read to run at a time. */
+const PENDING_PAGE = 100;
+/** Searches of one batch in flight at once, at most (fewer on a slow plan: its half of the rate). */
+const MAX_IN_FLIGHT = 16;
+/** Item results written in one transaction. */
+const RESULTS_GROUP = 32;
+/** Batches one runner works on at once. */
+const MAX_BATCHES = 4;
+
+export interface BatchRunnerOptions {
+  db: Db;
+  repos: Repositories;
+  search: SearchService;
+  log: FastifyBaseLogger;
+  now: () => Date;
+  pollMs?: number;
+  leaseMs?: number;
+  /** Called when a batch.completed event was queued (the delivery worker sends it at once). */
+  onEventQueued?: () => void;
+}
+
+/**
+ * Runs the items of stored batches in the background, each a search through SearchService: so
+ * counted, recorded and stored like one, with the Idempotency-Key `batch:<id>:<index>`, so that
+ * an item whose search committed but whose result was not written (a crash between the two) is
+ * replayed when it runs again, never counted twice.
+ *
+ * Pacing (pacing.ts): an item's search is admitted to the account's per-second window only while
+ * the window holds fewer than the batch's share (half the plan's rate, at least 1), counting live
+ * searches and every batch of the account on every instance alike. So batches never hold more
+ * than the share of any one-second window, and the window always has the other half free for
+ * live searches whenever a batch item is admitted: batches take what live searches leave of the
+ * first half. An item refused waits for a slot and runs again: a rate refusal is never an item's result.
+ */
+export class BatchRunner {
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+  private readonly active = new Map<string, Promise<void>>();
+  private running: Promise<void> | null = null;
+  private stopping = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(private readonly options: BatchRunnerOptions) {
+    this.pollMs = options.pollMs ?? 2_000;
+    this.leaseMs = options.leaseMs ?? BATCH_LEASE_MS;
+  }
+
+  get isRunning(): boolean {
+    return this.running !== null;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.stopping = false;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+    });
+  }
+
+  /** Looks for batches now rather than at the next poll (one was just made). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Claims nothing more, lets the searches in flight finish and gives the leases up, so that the next start takes the batches at once. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.running;
+    await Promise.allSettled([...this.active.values()]);
+  }
+
+  /** Claims and runs every batch that is free now, to its end; answers how many it ran (tests, the CLI). */
+  async runDue(): Promise<number> {
+    let ran = 0;
+    for (let batches = await this.claim(MAX_BATCHES); batches.length > 0; batches = await this.claim(MAX_BATCHES)) {
+      await Promise.all(batches.map((batch) => this.run(batch)));
+      ran += batches.length;
+    }
+    return ran;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        if (this.active.size < MAX_BATCHES) {
+          for (const batch of await this.claim(MAX_BATCHES - this.active.size)) {
+            const run = this.run(batch).finally(() => this.active.delete(batch.id));
+            this.active.set(batch.id, run);
+          }
+        }
+      } catch (error) {
+        this.options.log.warn({ err: error }, 'could not claim batches');
+      }
+      if (this.stopping) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.pollMs);
+        timer.unref();
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = null;
+    }
+  }
+
+  private claim(limit: number): Promise<Batch[]> {
+    return this.options.repos.batches.claim({ owner: this.owner, now: this.options.now(), leaseMs: this.leaseMs, limit });
+  }
+
+  /** Runs a claimed batch's remaining items, keeping its lease, and ends it when none is left. */
+  private async run(batch: Batch): Promise<void> {
+    const { repos, log } = this.options;
+    let lost = false;
+    const renew = setInterval(() => {
+      repos.batches.renewLease(batch.id, this.owner, new Date(this.options.now().getTime() + this.leaseMs)).then(
+        (held) => {
+          if (!held) lost = true;
+        },
+        (error: unknown) => log.warn({ err: error, batch: batch.id }, 'could not renew a batch lease'),
+      );
+    }, Math.max(50, Math.floor(this.leaseMs / 3)));
+    renew.unref();
+    const go = () => !this.stopping && !lost;
+    try {
+      const principal = await repos.tokens.reload(batch.tokenId, this.options.now());
+      for (let from = 0; go(); ) {
+        const pending = await repos.batches.pendingItems(batch.id, from, PENDING_PAGE);
+        if (pending.length === 0) break;
+        if (principal === null || !canSearch(principal)) {
+          // The token was revoked, or the plan ended, before the batch ran: each item answers what a search would.
+          const result = principal === null ? failed(401, UNAUTHENTICATED_MESSAGE) : failed(402, SUBSCRIPTION_REQUIRED_MESSAGE);
+          await repos.batches.recordItems(batch.id, pending.map((item) => ({ index: item.index, result })), this.options.now());
+        } else {
+          await this.runItems(batch, principal, pending, go);
+        }
+        from = pending[pending.length - 1]!.index + 1;
+      }
+      if (go()) await this.finish(batch);
+    } catch (error) {
+      log.error({ err: error, batch: batch.id }, 'batch run failed; it is taken up again when its lease ends');
+      return;
+    } finally {
+      clearInterval(renew);
+    }
+    if (this.stopping && !lost) await repos.batches.releaseLease(batch.id, this.owner).catch(() => {});
+  }
+
+  /** The items of one page, a few at a time, each paced by the account's batch window. */
+  private async runItems(batch: Batch, principal: SearchPrincipal, pending: PendingItem[], go: () => boolean): Promise<void> {
+    const rate = principal.subscription?.ratePerSecond ?? SANDBOX_ALLOWANCE.ratePerSecond;
+    const share = batchShare(rate);
+    const queue = [...pending];
+    // Results are written a group at a time (one commit for many items): an item whose search
+    // committed but whose result was not yet written replays its search on a re-run.
+    let unwritten: { index: number; result: BatchItemResult }[] = [];
+    let writing: Promise<unknown> = Promise.resolve();
+    const flush = () => {
+      const group = unwritten;
+      unwritten = [];
+      writing = writing.then(() => this.options.repos.batches.recordItems(batch.id, group, this.options.now()));
+      return writing;
+    };
+    const worker = async () => {
+      for (let item = queue.shift(); item && go(); item = queue.shift()) {
+        const result = await this.runItem(batch, principal, item, share, go);
+        if (result === null) continue;
+        unwritten.push({ index: item.index, result });
+        if (unwritten.length >= RESULTS_GROUP) await flush();
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(MAX_IN_FLIGHT, share, queue.length) }, worker));
+    } finally {
+      await flush();
+    }
+  }
+
+  /** Runs one item's search until it has a result (a rate refusal waits and runs it again); null when the runner stops first. */
+  private async runItem(batch: Batch, principal: SearchPrincipal, item: PendingItem, share: number, go: () => boolean): Promise<BatchItemResult | null> {
+    const { search } = this.options;
+    const idempotencyKey = itemIdempotencyKey(batch.id, item.index);
+    const pace = { rateLimit: share };
+    while (go()) {
+      const outcome: SearchOutcome =
+        'vin' in item.input
+          ? await search.search(principal, item.input.vin, idempotencyKey, pace)
+          : await search.searchByLot(principal, item.input.auction, String(item.input.lot_id), idempotencyKey, pace);
+      const result = itemResultOf(outcome);
+      if (result === null) {
+        // The account's window holds the batch's share already (its own items, or live searches): wait for a slot.
+        await sleep(outcome.kind === 'rate_limited' ? Math.max(outcome.limits.rate.resetMs, 1) : 10);
+        continue;
+      }
+      return result;
+    }
+    return null;
+  }
+
+  /** Marks the batch done and queues its batch.completed event, in one transaction: once, whichever runner gets there. */
+  private async finish(batch: Batch): Promise<void> {
+    const at = this.options.now();
+    const queued = await inTransaction(this.options.db, async (tx) => {
+      const done = await tx.batches.finish(batch.id, at);
+      return done ? queueBatchCompleted(tx, done, at) : false;
+    });
+    if (queued) this.options.onEventQueued?.();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.ts';
+import { batchShare } from '../../src/batches/pacing.ts';
+import { MemoryRateLimiter } from '../../src/limits/rate/memory-rate-limiter.ts';
+import { buildAppOn, testConfig } from '../support/app.ts';
+import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { createCustomer, makeLot, validVin } from '../support/fixtures.ts';
+
+/**
+ * The pacing of batches (contract: "run within the account's per-second rate in a way that always
+ * leaves live searches at least half of it"), measured with the real clock: a batch on a 10/s plan
+ * with live searches at 5/s beside it. SQLite only: the pacing is the limiter's, not the database's.
+ */
+describe('batch runner: pacing beside live searches', () => {
+  let database: TestDatabase;
+  let app: App;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    app = await buildAppOn({ config: testConfig(), db: database.db, rateLimiter: new MemoryRateLimiter(), overrides: { batchRunner: { pollMs: 20 } } });
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await database?.destroy();
+  });
+
+  it('takes half the rate (at least 1) for batches', () => {
+    expect([1, 2, 3, 5, 10, 11].map(batchShare)).toEqual([1, 1, 1, 2, 5, 5]);
+  });
+
+  it('leaves live searches at half the rate free of 429s while a batch runs, and keeps the batch to its half', async () => {
+    const vin = validVin('1FTFW1ET5DFP0001');
+    await database.repos.lots.upsertBatch([makeLot({ vin })]);
+    const customer = await createCustomer(database.repos, { rate: 10 });
+    const created = await app.inject({ method: 'POST', url: '/api/v1/batches', headers: { authorization: customer.token }, payload: { items: Array.from({ length: 60 }, () => ({ vin })) } });
+    expect(created.statusCode).toBe(202);
+    const { id } = created.json<{ id: string }>();
+
+    app.services.batchRunner.start();
+    const started = Date.now();
+    const live: number[] = [];
+    // Live searches at 5 a second for about 3 s, each sent 200 ms after the one before it was sent.
+    for (let next = started; next < started + 3000; next += 200) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now())));
+      live.push((await app.inject({ method: 'GET', url: `/api/v1/search?vin=${vin}`, headers: { authorization: customer.token } })).statusCode);
+    }
+    const elapsed = (Date.now() - started) / 1000;
+    await app.services.batchRunner.stop();
+
+    expect(live.length).toBeGreaterThanOrEqual(14);
+    expect(live.filter((status) => status !== 200)).toEqual([]);
+    const batch = (await app.inject({ url: `/api/v1/batches/${id}`, headers: { authorization: customer.token } })).json<{ done: number; counts: Record<string, number> }>();
+    // At most its half of the rate (5 a second, a whole window's worth at the start), and it ran.
+    expect(batch.done).toBeGreaterThan(0);
+    expect(batch.done).toBeLessThanOrEqual(5 * Math.ceil(elapsed) + 5);
+    expect(batch.counts).toEqual({ 200: batch.done });
+  });
+});
