@@ -22,6 +22,7 @@ import adminInvoicesRoutes from './http/admin/invoices.ts';
 import stripeWebhookRoutes from './http/webhooks/stripe.ts';
 import reportRoutes from './web/report/index.ts';
 import webRoutes from './web/index.ts';
+import mcpRoutes from './mcp/route.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -135,6 +136,8 @@ export async function buildApp(options: BuildAppOptions) {
   // The operators' customer operations and audit log (docs/operators.md).
   await app.register(adminAccountsRoutes);
   await app.register(adminInvoicesRoutes);
+  // The MCP server for AI agents (docs/mcp.md): the API's operations as tools, at /mcp.
+  await app.register(mcpRoutes);
 
   return app;
 }
