@@ -6,7 +6,8 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { canSearch } from '../domain/principal.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, DATABASE_BUSY_MESSAGE, DATABASE_BUSY_RETRY_AFTER_SECONDS } from '../errors.ts';
+import { isDatabaseBusy } from '../storage/database.ts';
 import { liveTokenRequiredError, subscriptionRequiredError } from '../http/plugins/authentication.ts';
 import { toolError, toolResult, type McpTool, type ToolContext } from './tool.ts';
 
@@ -86,19 +87,28 @@ export class McpEndpoint {
       try {
         return await this.call(call.params.name, call.params.arguments ?? {}, context);
       } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        if (error.kind === 'UNAUTHENTICATED') refused = error;
-        return toolError(error);
+        if (error instanceof McpError) throw error;
+        if (error instanceof ApiError) {
+          if (error.kind === 'UNAUTHENTICATED') refused = error;
+          return toolError(error);
+        }
+        // As the API's error handler answers them: contention is a 503 to retry, anything else a
+        // fault, logged with the request id and answered with the id alone (no internals).
+        if (isDatabaseBusy(error)) {
+          context.log.warn({ err: error, tool: call.params.name }, 'database busy');
+          return toolError(new ApiError('DATABASE_BUSY', DATABASE_BUSY_MESSAGE, { headers: { 'retry-after': String(DATABASE_BUSY_RETRY_AFTER_SECONDS) } }));
+        }
+        context.log.error({ err: error, tool: call.params.name }, 'MCP tool failed');
+        throw new McpError(ErrorCode.InternalError, `Internal error. If it persists, contact support quoting request id ${context.requestId}.`);
       }
     });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
-    try {
-      const response = await transport.handleRequest(request, { parsedBody: body });
-      return { response, refused };
-    } finally {
-      await server.close();
-    }
+    // Not closed: once the JSON answer is made the pair holds nothing (no stream, no timer, no
+    // request in flight) and is garbage with this call; closing would only make the SDK build an
+    // error for the pending requests it no longer has, a stack trace per request.
+    const response = await transport.handleRequest(request, { parsedBody: body });
+    return { response, refused };
   }
 
   /** A tool call, in the API's order of checks: the token's right to the operation, the arguments, then the service. */

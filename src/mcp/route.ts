@@ -78,7 +78,7 @@ const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (fresh === null) throw invalidTokenError();
         principal = fresh;
       }
-      const { response, refused } = await endpoint.handle(webRequest(request, baseUrl), request.body, { services, principal });
+      const { response, refused } = await endpoint.handle(webRequest(request, baseUrl), request.body, { services, principal, requestId: request.id, log: request.log });
       // A search's commit found the token revoked: the transport's 401, as the API would answer.
       if (refused) throw refused;
       reply.code(response.status);

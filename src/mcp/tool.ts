@@ -1,5 +1,5 @@
 import type { Static, TObject } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { TokenPrincipal } from '../domain/principal.ts';
 import { API_ERRORS, type ApiError } from '../errors.ts';
@@ -19,6 +19,9 @@ export interface ToolContext {
   services: FastifyInstance['services'];
   /** The token's principal: from the search path's cache for `search` tools, read afresh for the others. */
   principal: TokenPrincipal;
+  /** The HTTP request's id and logger: a fault is logged with them and answered with the id alone. */
+  requestId: string;
+  log: FastifyBaseLogger;
 }
 
 /** A tool's answer: structuredContent is the API's JSON, told in one paragraph for the model. */
@@ -83,7 +86,7 @@ export function toolError(error: ApiError): CallToolResult {
   };
 }
 
-/** "1 lot", "3 lots". */
-export function count(n: number, noun: string): string {
-  return `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+/** "1 lot", "3 lots"; "1 search", "3 searches". */
+export function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? noun : plural}`;
 }

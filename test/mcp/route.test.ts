@@ -48,7 +48,8 @@ describe('the MCP server at /mcp (sqlite)', () => {
     return client;
   }
   const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const text = (result: CallToolResult) => result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+  /** The first text block: the summary of a result, the API's message of a tool error. */
+  const text = (result: CallToolResult) => (result.content[0]?.type === 'text' ? result.content[0].text : '');
   const used = async (c: Customer) => (await t.app.services.usage.forAccount(c.accountId))?.used;
   const rest = (token: string, url: string) => t.app.inject({ url, headers: { authorization: token } });
 
@@ -151,7 +152,7 @@ describe('the MCP server at /mcp (sqlite)', () => {
     const client = await connect(c.token);
     const usage = await call(client, 'get_usage');
     expect(usage.structuredContent).toEqual((await rest(c.token, '/api/v1/usage')).json());
-    expect(text(usage)).toContain('remaining until the quota resets');
+    expect(text(usage)).toMatch(/^Plan Standard \(monthly\): 0 searches used of 1,000 in the billing period that started \S+; 1,000 searches remaining until the quota resets at \S+, at most 2 per second\.$/);
 
     const created = await call(client, 'watch', { vin: VIN });
     const watch = created.structuredContent as { id: string; vin: string };
@@ -160,10 +161,12 @@ describe('the MCP server at /mcp (sqlite)', () => {
     const existing = await call(client, 'watch', { vin: VIN });
     expect(existing.structuredContent).toEqual(watch);
     expect(text(existing)).toContain('already watched');
-    expect((await call(client, 'watch', { auction: 'copart', lot_id: 61000001 })).structuredContent).toMatchObject({ auction: 'copart', lot_id: 61000001 });
+    const lotWatch = (await call(client, 'watch', { auction: 'copart', lot_id: 61000001 })).structuredContent as { id: string };
+    expect(lotWatch).toMatchObject({ vin: null, auction: 'copart', lot_id: 61000001 });
     const both = await call(client, 'watch', { vin: VIN, auction: 'copart', lot_id: 1 });
     expect(both.structuredContent).toMatchObject({ status: 422, code: 'invalid_request' });
 
+    expect(text(await call(client, 'list_watches'))).toBe(`2 watches: copart lot 61000001 (${lotWatch.id}); VIN ${VIN} (${watch.id}). This is the last page.`);
     const page = await call(client, 'list_watches', { limit: 1 });
     expect(page.structuredContent).toEqual((await rest(c.token, '/api/v1/watches?limit=1')).json());
     expect((page.structuredContent as { next_cursor: string | null }).next_cursor).not.toBeNull();
@@ -246,6 +249,30 @@ describe('the MCP server at /mcp (sqlite)', () => {
     await expect(call(client, 'get_usage')).rejects.toMatchObject(unauthenticated);
     expect((await post({ authorization: c.token })).body).toBe('{"message":"Unauthenticated."}');
     expect(await used(c)).toBe(1);
+    await client.close();
+  });
+
+  it('a fault is a JSON-RPC error naming the request id and nothing of the fault; a busy database is the API\'s 503 as a tool error', async () => {
+    const c = await createCustomer(t.repos);
+    const client = await connect(c.token);
+    const { search } = t.app.services;
+    const original = search.search.bind(search);
+    try {
+      search.search = async () => {
+        throw new Error('SECRET internal detail');
+      };
+      const fault = await call(client, 'search_vin', { vin: VIN }).catch((error: Error) => error);
+      expect(fault).toBeInstanceOf(Error);
+      expect((fault as Error).message).toMatch(/Internal error\. If it persists, contact support quoting request id \S+/);
+      expect((fault as Error).message).not.toContain('SECRET');
+      search.search = async () => {
+        throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+      };
+      const busy = await call(client, 'search_vin', { vin: VIN });
+      expect(busy.structuredContent).toEqual({ status: 503, code: 'service_busy', message: 'The service is busy; try again in a moment.', retry_after: 1 });
+    } finally {
+      search.search = original;
+    }
     await client.close();
   });
 

@@ -18,8 +18,8 @@ export const getUsage = defineTool({
     return {
       json: usage,
       summary:
-        `Plan ${usage.plan.name} (${usage.billing}): ${count(usage.used, 'search')} used of ${usage.quota.toLocaleString('en-US')} in the billing period that started ${usage.period_start}; ` +
-        `${count(usage.remaining, 'search')} remaining until the quota resets at ${usage.resets_at}, at most ${usage.rate_per_second} per second.`,
+        `Plan ${usage.plan.name} (${usage.billing}): ${count(usage.used, 'search', 'searches')} used of ${usage.quota.toLocaleString('en-US')} in the billing period that started ${usage.period_start}; ` +
+        `${count(usage.remaining, 'search', 'searches')} remaining until the quota resets at ${usage.resets_at}, at most ${usage.rate_per_second} per second.`,
     };
   },
 });

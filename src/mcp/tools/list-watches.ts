@@ -35,7 +35,7 @@ export const listWatches = defineTool({
     return {
       json: page,
       summary:
-        (page.data.length === 0 ? 'No watches on this page.' : `${count(page.data.length, 'watch')}: ${what.join('; ')}.`) +
+        (page.data.length === 0 ? 'No watches on this page.' : `${count(page.data.length, 'watch', 'watches')}: ${what.join('; ')}.`) +
         (page.next_cursor === null ? ' This is the last page.' : ` More follow: call again with cursor ${page.next_cursor}.`),
     };
   },
