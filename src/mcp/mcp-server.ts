@@ -55,7 +55,7 @@ function listed(tool: McpTool): Tool {
 
 /**
  * The MCP endpoint's protocol side: the tools, listed and checked once, and a stateless server
- * for each HTTP request (docs/decisions.md, "MCP: one stateless server per request"). Nothing of a
+ * for each HTTP request (docs/decisions.md, "MCP server"). Nothing of a
  * request outlives it, so any instance behind a load balancer answers any request.
  */
 export class McpEndpoint {
