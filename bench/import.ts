@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
 import { BULK_LOAD_CHECKPOINT_PAGES } from '../src/storage/dialects/sqlite/lots-upsert.ts';
+import { UNNAMED_SOURCE } from '../src/domain/lot-history.ts';
 import { LOT_COLUMNS, rowParams } from '../src/storage/lot-rows.ts';
 import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
@@ -94,7 +95,7 @@ async function ceilingChild(dataDir: string, rowsOf: { count: number; seed: numb
     for (const row of select.iterate() as Iterable<unknown[]>) add(row);
     source.close();
   } else {
-    for (const lot of generateLots({ count: rowsOf.count, seed: rowsOf.seed, until: UNTIL })) add(rowParams(lot, at));
+    for (const lot of generateLots({ count: rowsOf.count, seed: rowsOf.seed, until: UNTIL })) add(rowParams(lot, at, UNNAMED_SOURCE));
   }
   if (rows.length > 0) flush();
   // What is left in the WAL is part of the cost of writing: the import pays it when it closes.

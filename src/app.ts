@@ -11,6 +11,7 @@ import errorHandler from './http/plugins/error-handler.ts';
 import metricsPlugin from './http/plugins/metrics.ts';
 import healthRoutes from './http/health.ts';
 import lotRoutes from './http/api/v1/lots.ts';
+import lotHistoryRoutes from './http/api/v1/lot-history.ts';
 import mediaRoutes from './http/media.ts';
 import searchRoutes from './http/api/v1/search.ts';
 import usageRoutes from './http/api/v1/usage.ts';
@@ -127,6 +128,8 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(healthRoutes);
   await app.register(searchRoutes);
   await app.register(lotRoutes);
+  // Issue 29: a lot's history (counted).
+  await app.register(lotHistoryRoutes);
   await app.register(usageRoutes);
   await app.register(watchesRoutes);
   await app.register(webhookRoutes);

@@ -6,6 +6,7 @@ import { pendingMigrations, type Db, type DialectName } from './storage/database
 import { Readiness } from './operations/readiness.ts';
 import { createRepositories } from './storage/repositories/index.ts';
 import type { LotsWrittenHook } from './storage/repositories/lots-written.ts';
+import { HistoryService } from './history/history-service.ts';
 import { Metrics } from './observability/metrics.ts';
 import type { RateLimiter } from './limits/rate/rate-limiter.ts';
 import { createRateLimiter } from './limits/rate/create-rate-limiter.ts';
@@ -95,6 +96,8 @@ export interface Container {
   // Search and limits.
   readonly search: SearchService;
   readonly reports: ReportService;
+  /** Lot history (issue 29): a lot's versions, counted like a search. */
+  readonly history: HistoryService;
   readonly vinPreview: VinPreviewService;
   readonly usage: UsageService;
   readonly guards: Guards;
@@ -273,6 +276,7 @@ export function createContainer(options: ContainerOptions): Container {
     database: { ping: () => db.ping(), dialect: db.dialect.name },
     search,
     reports: new ReportService(repos.reports),
+    history: new HistoryService({ search, lotHistory: repos.lotHistory }),
     vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),
     usage,
     guards,

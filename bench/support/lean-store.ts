@@ -133,6 +133,7 @@ export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
           report_id: reported ? reportId : null,
           period_start: item.periodStart,
           sandbox: 0,
+          kind: 'search',
         }),
       );
     }

@@ -14,7 +14,11 @@ export interface LotEventBody {
   id: string;
   type: LotEventType;
   created_at: string;
-  data: { vin: string; lot: Lot; changed: ChangedField[] };
+  /**
+   * `previous`: each changed field's value before the change, by field name (`{"price": 4000}`);
+   * `{}` for `lot.created`.
+   */
+  data: { vin: string; lot: Lot; changed: ChangedField[]; previous: Partial<Record<ChangedField, unknown>> };
 }
 
 export interface PingEventBody {

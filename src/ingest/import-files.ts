@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import path from 'node:path';
 import type { ReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createVinEnricher, type VinEnricher } from './enrich-from-vin.ts';
@@ -59,6 +60,14 @@ interface FilesContext {
 
 const unpackingNotice = (dataDir: string) => () =>
   process.stderr.write(`unpacking the NHTSA vPIC database into ${dataDir}/vpic (once, about 75 MB)\n`);
+
+/**
+ * A file's lots name the file as their source (lot history): its name without the folders, which
+ * say where the operator keeps it rather than what it is; stdin is `stdin`.
+ */
+export function fileSource(file: string): string {
+  return file === '-' ? 'stdin' : path.basename(file);
+}
 
 export async function importFiles(files: readonly string[], options: ImportFilesOptions, store: { lots: LotSink; dataDir: string }): Promise<FileResult[]> {
   const report = options.reportFile ? await SkippedReport.open(options.reportFile) : null;
@@ -172,6 +181,7 @@ async function importFile(file: string, context: FilesContext): Promise<FileResu
       lots: context.lots,
       batchSize: options.batchSize,
       summary,
+      source: fileSource(file),
       signal: options.signal,
       onRejected: (rejected) => {
         progress.log(`${label}:${rejected.line}: ${rejected.reason}`);

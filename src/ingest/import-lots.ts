@@ -20,6 +20,11 @@ export interface ImportLotsOptions {
   signal?: AbortSignal;
   /** The object to count into, for a progress display to read while the import runs. */
   summary?: ImportSummary;
+  /**
+   * What brings these lots, kept in their history (domain/lot-history.ts): a file's name for
+   * `vinhistory import`, `admin-api:<operator token name>` for the admin push, `demo`, a feed's name.
+   */
+  source?: string;
 }
 
 const DEFAULT_BATCH_SIZE = 1000;
@@ -65,7 +70,7 @@ class BatchWriter {
     if (this.lots.length === 0) return;
     const lots = this.lots;
     this.lots = [];
-    const stored = await this.options.lots.upsertBatch(lots);
+    const stored = await this.options.lots.upsertBatch(lots, this.options.source === undefined ? {} : { source: this.options.source });
     this.summary.inserted += stored.inserted;
     this.summary.updated += stored.updated;
     this.summary.unchanged += stored.unchanged;

@@ -50,6 +50,7 @@ export class IngestService {
   /**
    * An upload of NDJSON (canonical lots or vendor vehicle records, gzip or not), streamed into the
    * importer as it arrives: refused whole when it is not NDJSON, cut short when it stops early.
+   * `options.source` names who pushed it (the admin API: `admin-api:<operator token name>`).
    */
   async importUpload(body: Readable, options: Omit<ImportLotsOptions, 'lots' | 'enricher'>): Promise<UploadResult> {
     const source = await openLotSource(body, { format: 'auto', jsonOnly: true });

@@ -5,6 +5,7 @@ import { lotJson, type Lot, type LotJson } from '../domain/lot.ts';
 import { checkAuction, checkLotId, lotSubject, type LotRef } from '../domain/lot-ref.ts';
 import { canSearch, sameSubscription, type SearchPrincipal, type TokenPrincipal } from '../domain/principal.ts';
 import type { ReportAnswer } from '../domain/report.ts';
+import type { SearchKind } from '../domain/search.ts';
 import { checkVin } from '../domain/vin.ts';
 import { SANDBOX_ALLOWANCE, SANDBOX_AUCTIONS, sandboxLots, sandboxVinOfLot } from './sandbox/catalogue.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
@@ -29,8 +30,36 @@ export type SearchOutcome =
   | { kind: 'subscription_required' }
   | { kind: 'invalid_input'; field: 'vin' | 'auction' | 'lot_id' | 'Idempotency-Key'; messages: string[] };
 
+/** The outcomes of any counted call that answer no body of its own: the limits, the key, the principal. */
+export type CountedRefusal = Exclude<SearchOutcome, { kind: 'found' | 'not_found' }>;
+
+/**
+ * A counted call that stores no report (contract, "Additions to v1, second round": a catalogue
+ * search, a market value, a lot's history): what kind it is, and its query in one canonical form,
+ * so that "the same query" of the Idempotency-Key rule is equality of the two texts (the route
+ * orders the parameters and normalises their values).
+ */
+export interface CountedCall {
+  kind: Exclude<SearchKind, 'search' | 'lot'>;
+  query: string;
+}
+
+/** What a counted call's own work answers: its body, or that nothing was found (a counted 404, with its message). */
+export type CountedAnswer<T> = { kind: 'found'; body: T } | { kind: 'not_found'; message: string };
+
+/**
+ * What a counted call answers. A repeat of its Idempotency-Key within 24 hours (`replayed`) is not
+ * counted again; having no report to replay, its body is the call's answer computed afresh.
+ */
+export type CountedOutcome<T> =
+  | { kind: 'found'; body: T; replayed: boolean; limits: LimitsSnapshot }
+  | { kind: 'not_found'; message: string; replayed: boolean; limits: LimitsSnapshot }
+  | CountedRefusal;
+
+type PrincipalChanged = { kind: 'principal_changed'; admitted: RateDecision };
+
 /** What one run of a search answers: an outcome, or that its commit refused the principal it ran for. */
-type Attempt = SearchOutcome | { kind: 'principal_changed'; admitted: RateDecision };
+type Attempt = SearchOutcome | PrincipalChanged;
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const INVALID = Symbol('invalid');
@@ -126,22 +155,22 @@ export class SearchService {
    * A changed principal is read afresh and the search runs again. The rate decision of the first
    * run stands (the request was admitted, and counted in the window, under the plan it arrived with).
    */
-  private async runFor(
+  private async runFor<O extends { kind: string }>(
     principal: SearchPrincipal,
-    attempt: (principal: SearchPrincipal, admitted: RateDecision | null) => Promise<Attempt>,
-  ): Promise<SearchOutcome> {
+    attempt: (principal: SearchPrincipal, admitted: RateDecision | null) => Promise<O | PrincipalChanged>,
+  ): Promise<O | { kind: 'unauthenticated' } | { kind: 'subscription_required' }> {
     let current = principal;
     let admitted: RateDecision | null = null;
     for (let reloads = 0; ; reloads++) {
       const result = await attempt(current, admitted);
       const refusedEarly = result.kind === 'invalid_input' || result.kind === 'rate_limited';
-      if (result.kind !== 'principal_changed' && !refusedEarly) return result;
+      if (result.kind !== 'principal_changed' && !refusedEarly) return result as O;
       if (reloads >= MAX_PRINCIPAL_RELOADS) throw new Error(`the principal of token ${current.tokenId} changed during ${reloads + 1} searches in a row`);
       const fresh = await this.options.principals.reload(current);
       if (fresh === null) return { kind: 'unauthenticated' };
       if (!canSearch(fresh)) return { kind: 'subscription_required' };
       if (refusedEarly && sameSubscription(current.subscription, fresh.subscription)) return result;
-      if (result.kind === 'principal_changed') admitted = result.admitted;
+      if (result.kind === 'principal_changed') admitted = (result as PrincipalChanged).admitted;
       current = fresh;
     }
   }
@@ -176,6 +205,94 @@ export class SearchService {
     if (result.kind === 'principal_changed') return { kind: 'principal_changed', admitted: rate };
     this.touchToken(principal, now);
     return this.outcomeOf(result, subject, sandbox, rate, allowance, period, now);
+  }
+
+  /**
+   * A counted call that stores no report, in the contract's order like a search: (its input was
+   * checked by the caller) the Idempotency-Key, the per-second rate, the call's own work
+   * (`answer`), then one commit that re-checks the principal, counts the call against the monthly
+   * quota and writes its search record (of the call's kind) and its key. `answer` is given the
+   * principal it runs for: a sandbox token's call is recorded uncounted, and the caller decides
+   * what a sandbox token reads.
+   */
+  runCounted<T>(
+    principal: SearchPrincipal,
+    call: CountedCall,
+    rawIdempotencyKey: string | undefined,
+    answer: (principal: SearchPrincipal) => Promise<CountedAnswer<T>>,
+  ): Promise<CountedOutcome<T>> {
+    return this.runFor(principal, (current, admitted) => this.runCall(current, call, rawIdempotencyKey, admitted, answer));
+  }
+
+  /**
+   * A counted call about one lot (a lot's history): the auction and lot id checked as the lookup
+   * by lot checks them (422 with errors.auction or errors.lot_id, in the contract's order), then
+   * runCounted's steps with `answer` given the lot.
+   */
+  runCountedOnLot<T>(
+    principal: SearchPrincipal,
+    kind: CountedCall['kind'],
+    raw: { auction: string; lotId: string },
+    rawIdempotencyKey: string | undefined,
+    answer: (principal: SearchPrincipal, lot: LotRef) => Promise<CountedAnswer<T>>,
+  ): Promise<CountedOutcome<T>> {
+    return this.runFor(principal, async (current, admitted): Promise<CountedOutcome<T> | PrincipalChanged> => {
+      const auctionCheck = checkAuction(raw.auction, current.sandbox ? SANDBOX_AUCTIONS : await this.knownAuctions(raw.auction));
+      if (!auctionCheck.ok) return { kind: 'invalid_input', field: 'auction', messages: auctionCheck.errors };
+      const lotIdCheck = checkLotId(raw.lotId);
+      if (!lotIdCheck.ok) return { kind: 'invalid_input', field: 'lot_id', messages: lotIdCheck.errors };
+      const lot: LotRef = { auction: auctionCheck.auction, lotId: lotIdCheck.lotId };
+      const call: CountedCall = { kind, query: `${lot.auction}/${lot.lotId}` };
+      return this.runCall(current, call, rawIdempotencyKey, admitted, (p) => answer(p, lot));
+    });
+  }
+
+  private async runCall<T>(
+    principal: SearchPrincipal,
+    call: CountedCall,
+    rawIdempotencyKey: string | undefined,
+    admitted: RateDecision | null,
+    answer: (principal: SearchPrincipal) => Promise<CountedAnswer<T>>,
+  ): Promise<CountedOutcome<T> | PrincipalChanged> {
+    const idempotencyKey = validIdempotencyKey(rawIdempotencyKey);
+    if (idempotencyKey === INVALID) return invalidIdempotencyKey();
+
+    const now = this.now();
+    const allowance = this.allowanceOf(principal, now);
+    const rate = admitted ?? (await this.consumeRate(principal, allowance));
+    const period = billingPeriodAt(allowance.periodAnchor, now);
+    const periodStart = period.start.toISOString();
+    if (!rate.allowed) return { kind: 'rate_limited', limits: limitsOf(rate, allowance, period, now, await this.usedInPeriod(principal, periodStart)) };
+
+    const answered = await answer(principal);
+    const subject = `${call.kind}?${call.query}`;
+    const result = await this.options.repos.searchCommit.commit({
+      principal,
+      accountId: principal.accountId,
+      tokenId: principal.tokenId,
+      vin: subject,
+      subject,
+      kind: call.kind,
+      found: answered.kind === 'found',
+      now,
+      periodStart,
+      quota: allowance.monthlyQuota,
+      lots: [],
+      idempotencyKey,
+      sandbox: principal.sandbox,
+    });
+    if (result.kind === 'principal_changed') return { kind: 'principal_changed', admitted: rate };
+    this.touchToken(principal, now);
+    if (result.kind === 'idempotency_conflict') return { kind: 'idempotency_conflict', original: describeSubject(result.originalVin) };
+    const limits = limitsOf(rate, allowance, period, now, result.used);
+    if (result.kind === 'quota_exceeded') {
+      this.options.metrics.quotaRejections.inc();
+      return { kind: 'quota_exceeded', limits };
+    }
+    const replayed = result.kind === 'replayed';
+    if (!principal.sandbox) this.counted[replayed ? 'replayed' : answered.kind].inc();
+    if (answered.kind === 'found') return { kind: 'found', body: answered.body, replayed, limits };
+    return { kind: 'not_found', message: answered.message, replayed, limits };
   }
 
   /** Rate: one request in the account's per-second window. A sandbox token has a window of its own: testing a client never slows the account's live traffic. */
@@ -236,6 +353,7 @@ export class SearchService {
       lots,
       idempotencyKey,
       sandbox: principal.sandbox,
+      kind: subject.kind === 'vin' ? 'search' : 'lot',
     });
   }
 
@@ -323,7 +441,7 @@ function validIdempotencyKey(raw: string | undefined): string | null | typeof IN
   return IDEMPOTENCY_KEY.test(key) ? key : INVALID;
 }
 
-function invalidIdempotencyKey(): SearchOutcome {
+function invalidIdempotencyKey(): Extract<SearchOutcome, { kind: 'invalid_input' }> {
   return {
     kind: 'invalid_input',
     field: 'Idempotency-Key',
@@ -336,7 +454,12 @@ function limitsOf(rate: RateDecision, allowance: Allowance, period: BillingPerio
   return { rate, quota: { limit: allowance.monthlyQuota, used, periodStart: period.start, periodEnd: period.end }, now };
 }
 
-/** A search's subject as a customer reads it: `VIN <vin>`, or `lot <auction>/<id>`. */
+/** A counted call's subject: its kind and its canonical query (runCounted). VINs and lots never hold a `?`. */
+const CALL_SUBJECT = /^([a-z]+)\?(.*)$/s;
+
+/** A search's subject as a customer reads it: `VIN <vin>`, `lot <auction>/<id>`, or a call's kind and query. */
 function describeSubject(subject: string): string {
+  const call = CALL_SUBJECT.exec(subject);
+  if (call !== null) return call[2] === '' ? `a ${call[1]} call without parameters` : `a ${call[1]} call with ${call[2]}`;
   return subject.includes('/') ? `lot ${subject}` : `VIN ${subject}`;
 }

@@ -112,7 +112,7 @@ export class LedgerStatements {
     this.insertReport = new PreparedQuery(k, ['id', 'accountId', 'vin', 'at', 'lots', 'sandbox', 'tokenId'], (p) =>
       k.insertInto('reports').values({ id: p.id, account_id: p.accountId, vin: p.vin, created_at: p.at, lots: p.lots, sandbox: p.sandbox, token_id: p.tokenId }),
     );
-    const searchColumns = ['id', 'account_id', 'token_id', 'vin', 'created_at', 'outcome', 'report_id', 'period_start', 'sandbox'] as const;
+    const searchColumns = ['id', 'account_id', 'token_id', 'vin', 'created_at', 'outcome', 'report_id', 'period_start', 'sandbox', 'kind'] as const;
     this.insertSearch = new PreparedQuery(k, searchColumns, (p) => k.insertInto('searches').values(p as SearchRow));
     this.insertKey = new PreparedQuery(k, ['accountId', 'key', 'vin', 'searchId', 'at'], (p) =>
       k.insertInto('idempotency_keys').values({ account_id: p.accountId, key: p.key, vin: p.vin, search_id: p.searchId, created_at: p.at }),

@@ -40,19 +40,25 @@ export function mergeLot(stored: Lot, incoming: Lot): Lot | null {
   return changed ? (merged as Lot) : null;
 }
 
-/** Every column of a lots row, in the order of the parameters rowParams gives. */
-export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at'];
+/**
+ * Every column of a lots row an upsert writes, in the order of the parameters rowParams gives:
+ * `source` (what first brought the lot) is written by the insert only, `last_seen_at` by every
+ * write (lot history, 0019).
+ */
+export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at', 'source', 'last_seen_at'];
 const KEY_FIELDS = new Set<string>(['auction', 'lot_id']);
 const EMPTY_IMAGES = "'[]'";
 
 const quote = (name: string) => `"${name}"`;
 
 /** The parameters of one lot's row, in LOT_COLUMNS order: the hot path of an import. */
-export function rowParams(lot: Lot, now: string): unknown[] {
+export function rowParams(lot: Lot, now: string, source: string): unknown[] {
   const params: unknown[] = new Array(LOT_COLUMNS.length);
   let i = 0;
   for (const field of LOT_FIELDS) params[i++] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
   params[i++] = now;
+  params[i++] = now;
+  params[i++] = source;
   params[i] = now;
   return params;
 }
@@ -86,7 +92,7 @@ export function upsertStatementSql(options: { rows: number; placeholder: (index:
   );
   return (
     `insert into lots (${LOT_COLUMNS.map(quote).join(', ')}) values ${values.join(', ')} ` +
-    `on conflict ("auction", "lot_id") do update set ${set.join(', ')}, "updated_at" = excluded."updated_at" ` +
+    `on conflict ("auction", "lot_id") do update set ${set.join(', ')}, "updated_at" = excluded."updated_at", "last_seen_at" = excluded."last_seen_at" ` +
     `where ${changed.join(' or ')}${options.returning ? ` returning ${options.returning}` : ''}`
   );
 }

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { SearchKind } from '../domain/search.ts';
 
 /**
  * Table types for Kysely. Timestamps are ISO 8601 UTC strings with milliseconds
@@ -95,8 +96,25 @@ export interface LotsTable {
   secondary_damage: string | null;
   /** JSON array of absolute URLs. */
   images: string;
+  /** When the lot was first stored: its first sighting (lot history). */
   created_at: string;
   updated_at: string;
+  /** What first brought the lot (0019): a file's or feed's name, `admin-api:<token name>`, `demo`, `before history`. */
+  source: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The last import that named the lot, changed or not (0019). */
+  last_seen_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Set while the lot is out of its auction's listing (0019). */
+  left_listing_at: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One later state of a lot: what an observation changed (0019; the first state is the lot rolled back). */
+export interface LotVersionsTable {
+  auction: string;
+  lot_id: number;
+  observed_at: string;
+  source: string;
+  /** JSON {field: {from, to}}. */
+  changed: string;
 }
 
 export interface ReportsTable {
@@ -141,6 +159,8 @@ export interface SearchesTable {
   period_start: string;
   /** 1 for a sandbox token's search: recorded (its Idempotency-Key names it) but never counted (0009). */
   sandbox: ColumnType<number, number | undefined, number>;
+  /** What kind of counted call it was (0018). */
+  kind: ColumnType<SearchKind, SearchKind | undefined, SearchKind>;
 }
 
 export interface UsageCountersTable {
@@ -398,6 +418,8 @@ export interface Database {
   subscriptions: SubscriptionsTable;
   api_tokens: ApiTokensTable;
   lots: LotsTable;
+  // Issue 29: lot history.
+  lot_versions: LotVersionsTable;
   reports: ReportsTable;
   brands: BrandsTable;
   searches: SearchesTable;

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, SearchRow } from './schema.ts';
 import { newReportId, newSortableId } from '../domain/ids.ts';
 import type { LotJson } from '../domain/lot.ts';
-import type { CommittedSearch } from '../domain/search.ts';
+import type { CommittedSearch, SearchKind } from '../domain/search.ts';
 import type { TokenPrincipal } from '../domain/principal.ts';
 import { PrincipalRecheck } from './principal-recheck.ts';
 import { runSteps, type Step } from './prepared-query.ts';
@@ -18,8 +18,16 @@ export interface SearchToCommit {
   principal: TokenPrincipal;
   /** The VIN the search answers for; for a lot that is not known, the lot it asked for (`copart/12345678`). */
   vin: string;
-  /** What was asked, which a repeat of its Idempotency-Key must ask again: the lot for a lookup by lot; by default the VIN. */
+  /** What was asked, which a repeat of its Idempotency-Key must ask again: the lot for a lookup by lot, a call's query; by default the VIN. */
   subject?: string;
+  /** What kind of counted call it is (0018); a search by VIN by default. */
+  kind?: SearchKind;
+  /**
+   * A call that stores no report (a catalogue search, a market value, a lot's history): whether it
+   * found what it asked for, which its record's outcome says. `lots` is empty then. Unset for a
+   * search, whose outcome is whether it found lots.
+   */
+  found?: boolean;
   now: Date;
   /** ISO start of the billing period the search counts in. */
   periodStart: string;
@@ -145,10 +153,11 @@ export class SearchUnit {
       token_id: input.tokenId,
       vin: input.vin,
       created_at: at,
-      outcome: reportId !== null ? 'found' : 'not_found',
+      outcome: (input.found ?? reportId !== null) ? 'found' : 'not_found',
       report_id: reportId,
       period_start: input.periodStart,
       sandbox: input.sandbox ? 1 : 0,
+      kind: input.kind ?? 'search',
     };
     yield { query: ledger.insertSearch, params: search };
     if (key !== null) {

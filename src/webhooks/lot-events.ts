@@ -61,9 +61,10 @@ export const lotEvents: LotsWrittenHook = {
         const was = before.get(key);
         const changed = was ? changedFields(was, lot) : [];
         if (was && changed.length === 0) continue;
+        const previous = was ? previousValues(was, changed) : {};
         for (const accountId of byLot.get(key) ?? []) {
           const id = newId('evt');
-          const body: LotEventBody = { id, type: was ? 'lot.updated' : 'lot.created', created_at: at, data: { vin: lot.vin, lot, changed } };
+          const body: LotEventBody = { id, type: was ? 'lot.updated' : 'lot.created', created_at: at, data: { vin: lot.vin, lot, changed, previous } };
           events.push({ id, accountId, type: body.type, payload: JSON.stringify(body), at, giveUpAt });
         }
       }
@@ -82,6 +83,13 @@ export function changedFields(before: Lot, after: Lot): ChangedField[] {
     if (!same) changed.push(field);
   }
   return changed;
+}
+
+/** Each changed field's value before the change (lot history, issue 29): what a receiver needs to say "from 4,000 to 3,500". */
+export function previousValues(before: Lot, changed: readonly ChangedField[]): Partial<Record<ChangedField, unknown>> {
+  const previous: Partial<Record<ChangedField, unknown>> = {};
+  for (const field of changed) previous[field] = before[field];
+  return previous;
 }
 
 function byKey(lots: readonly Lot[]): Map<string, Lot> {

@@ -18,6 +18,8 @@ const TABLES = [
   'billing_notices', 'legal_documents',
   // 0015
   'operator_audit',
+  // 0019
+  'lot_versions',
 ].sort();
 
 /** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */

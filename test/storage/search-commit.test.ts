@@ -77,6 +77,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
         report_id: result.search.reportId,
         period_start: PERIOD,
         sandbox: 0,
+        kind: 'search',
       },
     ]);
     expect(await t.repos.reports.findById(result.search.reportId!)).toEqual({

@@ -82,7 +82,7 @@ describe.each(DIALECTS)('lot events and their delivery on %s', (dialect) => {
       expect((await postLots([lot])).statusCode).toBe(200);
       expect(await deliverAll()).toBe(1);
       const [created] = receiver.events().slice(before);
-      expect(created).toMatchObject({ id: expect.stringMatching(/^evt_/), type: 'lot.created', data: { vin, changed: [], lot: { lot_id: 70000001, price: 5000 } } });
+      expect(created).toMatchObject({ id: expect.stringMatching(/^evt_/), type: 'lot.created', data: { vin, changed: [], previous: {}, lot: { lot_id: 70000001, price: 5000 } } });
       const raw = receiver.received.at(-1)!;
       expect(raw.headers['vinhistory-event-id']).toBe(created!.id);
       expect(verifySignature(String(raw.headers['vinhistory-signature']), raw.body, customer.secret, Math.floor(clock / 1000))).toBe(true);
@@ -94,6 +94,8 @@ describe.each(DIALECTS)('lot events and their delivery on %s', (dialect) => {
       await postLots([{ ...lot, price: 6100, primary_damage: 'FRONT END', images: ['https://img.example/1.jpg'] }]);
       expect(await deliverAll()).toBe(1);
       expect(receiver.events().at(-1)).toMatchObject({ type: 'lot.updated', data: { changed: ['price', 'primary_damage', 'images'], lot: { price: 6100 } } });
+      // Each change's value before it, beside `changed` (lot history, issue 29).
+      expect(receiver.events().at(-1)!.data.previous).toEqual({ price: lot.price, primary_damage: lot.primary_damage, images: lot.images });
     });
 
     it('arrive from the import command path and the seed/demo path (importFiles, importRecords)', async () => {

@@ -45,6 +45,7 @@ export async function ensureDemoData(options: FirstRunOptions): Promise<DemoSetu
   let summary: ImportSummary;
   try {
     summary = await services.ingest.importRecords(readNdjsonRecords(input), {
+      source: 'demo',
       onRejected: ({ line, reason }) => log.warn({ file, line, reason }, 'demo data: line skipped'),
     });
   } catch (error) {

@@ -45,6 +45,7 @@ export async function seedLots(ingest: IngestService, options: SeedLotsOptions):
   try {
     await ingest.importRecords(syntheticRecords(options.count, options.seed, sample), {
       bulkLoad: true,
+      source: 'seed',
       batchSize: options.batchSize,
       summary,
       signal: options.signal,

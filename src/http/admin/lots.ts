@@ -138,7 +138,7 @@ const adminLotsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         else notListed++;
       };
       try {
-        const { format, summary } = await app.services.ingest.importUpload(limited, { batchSize: BATCH_SIZE, onRejected });
+        const { format, summary } = await app.services.ingest.importUpload(limited, { batchSize: BATCH_SIZE, onRejected, source: adminSource(request.operator?.name) });
         request.log.info({ operator: request.operator?.name, format, ...summary }, 'lots imported');
         await app.services.operations.record(requestActor(request.operator), 'lots.import', 'lots', { format, ...summary });
         return { format, ...summary, rejected, rejected_not_listed: notListed };
@@ -187,3 +187,8 @@ function tooLarge(): ApiError {
 }
 
 export default adminLotsRoutes;
+
+/** The source a pushed lot's history names (lot history): the operator token that pushed it. */
+export function adminSource(operatorTokenName: string | undefined): string {
+  return `admin-api:${operatorTokenName ?? 'unknown'}`;
+}

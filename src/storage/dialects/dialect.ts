@@ -1,8 +1,9 @@
 import type { Kysely, RawBuilder } from 'kysely';
 import type { Lot } from '../../domain/lot.ts';
+import type { LotRef } from '../../domain/lot-ref.ts';
 import type { LotUpsertStatus } from '../lot-rows.ts';
 import type { DirectStatements } from '../prepared-query.ts';
-import type { Database, MailQueueRow, WebhookOutboxRow } from '../schema.ts';
+import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../schema.ts';
 import type { SearchCommit } from '../search-commit.ts';
 
 /**
@@ -86,8 +87,11 @@ export interface StorageDialect extends DirectStatements {
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]>;
 
   // Lots (lots-upsert.ts).
-  /** Upserts lots by (auction, lot_id) under lot-rows.ts's merge rule; what happened to each, in order. */
-  upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]>;
+  /**
+   * Upserts lots by (auction, lot_id) under lot-rows.ts's merge rule; what happened to each, in
+   * order. `source` is stored with a lot it inserts (what first brought it).
+   */
+  upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]>;
   /** Settings of this connection for loading lots in bulk (the import and seed commands). */
   tuneForBulkLoad(kysely: Kysely<Database>): Promise<void>;
 
@@ -111,6 +115,12 @@ export interface StorageDialect extends DirectStatements {
   insertAttempts(kysely: Kysely<Database>, insert: RawBuilder<unknown>, rows: number, lockKeys: readonly string[]): Promise<boolean>;
   /** In a transaction: holds the account's row until it ends, so a count then an insert for it cannot interleave with another's. */
   lockAccount(trx: Kysely<Database>, accountId: string): Promise<void>;
+
+  // Lot history (lot-history.ts).
+  /** The stored rows of these lots (in a batch's transaction: as its upsert will find them). */
+  lotRowsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<LotRow[]>;
+  /** Marks these lots seen at `at` and back in their listing, without changing what they say. */
+  touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
 
   // Next: the catalogue and market queries and the lot history (issues that follow) add their
   // dialect-specific statements here, each as a file in both folders, beside these.

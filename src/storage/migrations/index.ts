@@ -16,6 +16,9 @@ import * as brandLimits from './0014-brand-limits.ts';
 import * as operatorAudit from './0015-operator-audit.ts';
 import * as sharedAssets from './0016-shared-assets.ts';
 import * as webhookMailAndRetention from './0017-webhook-mail-and-retention.ts';
+import * as market from './0018-market.ts';
+// Issue 29: lot history.
+import * as lotHistory from './0019-lot-history.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -39,4 +42,7 @@ export const migrations: Record<string, Migration> = {
   '0015-operator-audit': operatorAudit,
   '0016-shared-assets': sharedAssets,
   '0017-webhook-mail-and-retention': webhookMailAndRetention,
+  '0018-market': market,
+  // Issue 29: lot history.
+  '0019-lot-history': lotHistory,
 };

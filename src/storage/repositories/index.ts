@@ -10,6 +10,7 @@ import { LegalDocumentsRepository } from './legal-documents-repository.ts';
 import { BrandsRepository } from './brands-repository.ts';
 import { InvoicesRepository } from './invoices-repository.ts';
 import { LotsRepository } from './lots-repository.ts';
+import { LotHistoryRepository } from './lot-history-repository.ts';
 import type { LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
 import { MailQueueRepository } from './mail-queue-repository.ts';
@@ -68,6 +69,8 @@ export interface Repositories {
   // The operators' tools (0015): the account listing and the audit log.
   accountDirectory: AccountDirectoryRepository;
   operatorAudit: OperatorAuditRepository;
+  // Lot history (0019): versions, sightings, listing changes.
+  lotHistory: LotHistoryRepository;
 }
 
 export interface RepositoryOptions {
@@ -107,5 +110,7 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     media: new MediaRepository(db),
     billingNotices: new BillingNoticesRepository(db),
     legalDocuments: new LegalDocumentsRepository(db),
+    // Lot history (0019).
+    lotHistory: new LotHistoryRepository(db),
   };
 }

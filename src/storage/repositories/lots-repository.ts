@@ -4,6 +4,8 @@ import type { Database } from '../schema.ts';
 import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../../domain/lot.ts';
 import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
+import { normaliseSource } from '../../domain/lot-history.ts';
+import { appendVersions, batchHistory, batchKeys } from './lot-versions.ts';
 import type { AfterLotsWritten, LotsTransaction, LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
 import { WatchesRepository } from './watches-repository.ts';
@@ -23,6 +25,13 @@ export interface UpsertSummary {
  * leave unknown: a derived value never replaces what a source said, in this batch or before.
  */
 export type IncomingLot = Lot & { readonly derived?: Partial<Lot> | undefined };
+
+/** How a batch is stored: when it was observed, and what brought it (lot history; domain/lot-history.ts). */
+export interface UpsertOptions {
+  now?: Date;
+  /** A file's name, a feed's name, `admin-api:<operator token name>`, `demo`; UNNAMED_SOURCE when not given. */
+  source?: string;
+}
 
 /** Fields a derived value may fill: not the lot's identity, not its VIN, not its photos. */
 const DERIVABLE = new Set<string>(LOT_FIELDS.filter((field) => !['auction', 'lot_id', 'vin', 'images'].includes(field)));
@@ -112,23 +121,32 @@ export class LotsRepository {
    *
    * The hooks it was given take part in the same transaction (lots-written.ts): what they write
    * (webhook events, photos to archive) is stored before the batch commits, and never without it.
+   *
+   * The lot history is kept in the same transaction: each lot stored before that the batch changes
+   * gets one version (what changed, from what, when, from which source: lot-versions.ts), and
+   * every lot the batch names is seen (last_seen_at), changed or not.
    */
-  async upsertBatch(lots: readonly IncomingLot[], now = new Date()): Promise<UpsertSummary> {
+  async upsertBatch(lots: readonly IncomingLot[], options: UpsertOptions = {}): Promise<UpsertSummary> {
     const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0 };
     if (lots.length === 0) return summary;
-    const at = now.toISOString();
+    const at = (options.now ?? new Date()).toISOString();
+    const source = normaliseSource(options.source);
     const hooks = this.options.lotsWritten ?? [];
     const write = async (kysely: Kysely<Database>) => {
       const after: AfterLotsWritten[] = [];
       if (hooks.length > 0) {
-        const tx = lotsTransaction({ ...this.db, kysely }, at);
+        const tx = lotsTransaction({ ...this.db, kysely }, at, source);
         for (const hook of hooks) {
           const then = await hook.beforeWrite(tx, lots);
           if (then) after.push(then);
         }
       }
-      const statuses = await this.db.dialect.upsertLots(kysely, lots, at);
+      const before = await this.db.dialect.lotRowsByKey(kysely, batchKeys(lots));
+      const statuses = await this.db.dialect.upsertLots(kysely, lots, at, source);
       await fillDerived(kysely, lots, statuses, at);
+      const history = batchHistory(before, lots, DERIVABLE, at, source);
+      await appendVersions(kysely, history.versions);
+      await this.db.dialect.touchLots(kysely, history.touched, at);
       for (const status of statuses) summary[status]++;
       for (const then of after) {
         const done = await then({ lots, statuses });
@@ -142,9 +160,10 @@ export class LotsRepository {
 }
 
 /** The repositories a hook may use, bound to the batch's transaction; built only for a batch that has hooks. */
-function lotsTransaction(db: Db, at: string): LotsTransaction {
+function lotsTransaction(db: Db, at: string, source: string): LotsTransaction {
   return {
     at,
+    source,
     watches: new WatchesRepository(db),
     webhookOutbox: new WebhookOutboxRepository(db),
     media: new MediaRepository(db),

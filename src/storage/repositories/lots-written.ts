@@ -12,6 +12,8 @@ import type { WebhookOutboxRepository } from './webhook-outbox-repository.ts';
 export interface LotsTransaction {
   /** The batch's moment, ISO. */
   readonly at: string;
+  /** What brought the batch (lot history: a file's or feed's name, `admin-api:<token name>`, `demo`). */
+  readonly source: string;
   readonly watches: WatchesRepository;
   readonly webhookOutbox: WebhookOutboxRepository;
   readonly media: MediaRepository;

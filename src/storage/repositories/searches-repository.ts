@@ -3,7 +3,7 @@ import type { PreparedQuery } from '../prepared-query.ts';
 import type { LedgerStatements } from '../ledger-statements.ts';
 import type { Db } from '../database.ts';
 import type { SearchRow } from '../schema.ts';
-import type { AccountSearch } from '../../domain/search.ts';
+import type { AccountSearch, SearchKind } from '../../domain/search.ts';
 
 /** The ledger of counted searches: one record per search, found or not, and the history pages read from it. */
 export class SearchesRepository {
@@ -59,6 +59,25 @@ export class SearchesRepository {
   }
 
   /**
+   * Counted calls per kind in [from, to) (a search by VIN, a lookup by lot, a catalogue search, a
+   * market value, a lot's history), sandbox ones left out; kinds without calls are absent. A range
+   * scan of searches_account_idx.
+   */
+  async countsByKind(accountId: string, from: string, to: string): Promise<{ kind: SearchKind; count: number }[]> {
+    const rows = await this.db.kysely
+      .selectFrom('searches')
+      .select(['kind', (eb) => eb.fn.countAll<string | number>().as('n')])
+      .where('account_id', '=', accountId)
+      .where('created_at', '>=', from)
+      .where('created_at', '<', to)
+      .where('sandbox', '=', 0)
+      .groupBy('kind')
+      .orderBy('kind')
+      .execute();
+    return rows.map((row) => ({ kind: row.kind, count: Number(row.n) }));
+  }
+
+  /**
    * One page of the account's searches, newest first, with the name of the token used. Keyset
    * paging on (created_at, id): a page stays cheap however far back the customer reads.
    */
@@ -69,7 +88,7 @@ export class SearchesRepository {
     let query = this.db.kysely
       .selectFrom('searches as s')
       .leftJoin('api_tokens as t', 't.id', 's.token_id')
-      .select(['s.id', 's.vin', 's.created_at', 's.outcome', 's.report_id', 't.name as token_name', 't.display_prefix as token_prefix', 's.sandbox'])
+      .select(['s.id', 's.vin', 's.created_at', 's.outcome', 's.report_id', 't.name as token_name', 't.display_prefix as token_prefix', 's.sandbox', 's.kind'])
       .where('s.account_id', '=', accountId);
     const before = options.before;
     if (before) {
@@ -85,6 +104,7 @@ export class SearchesRepository {
         vin: row.vin,
         createdAt: row.created_at,
         outcome: row.outcome,
+        kind: row.kind,
         reportId: row.report_id,
         tokenName: row.token_name,
         tokenPrefix: row.token_prefix,

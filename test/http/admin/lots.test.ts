@@ -58,6 +58,8 @@ describe.each(DIALECTS)('POST /admin/v1/lots on %s', (dialect) => {
     expect(res.statusCode).toBe(200);
     const [entry] = await t.repos.operatorAudit.page({ limit: 1, target: 'lots' });
     expect(entry).toMatchObject({ actor: 'token:scraper', action: 'lots.import', details: { read: 1, skipped: 0 } });
+    // The lot's history names the push and its token as the source (lot history).
+    expect((await t.repos.lotHistory.historyOf({ auction: 'copart', lotId: 9001 }))?.firstSource).toBe('admin-api:scraper');
   });
 
   it('loads NDJSON lots, reports each bad line with its reason, and answers the summary', async () => {

@@ -245,10 +245,10 @@ describe.each(DIALECTS)('LotsRepository (%s)', (dialect) => {
       const stamps = () =>
         t.db.kysely.selectFrom('lots').select(['created_at', 'updated_at'])
           .where('auction', '=', lot.auction).where('lot_id', '=', lot.lot_id).executeTakeFirstOrThrow();
-      await t.repos.lots.upsertBatch([lot], t0);
-      await t.repos.lots.upsertBatch([lot], t1);
+      await t.repos.lots.upsertBatch([lot], { now: t0 });
+      await t.repos.lots.upsertBatch([lot], { now: t1 });
       expect(await stamps()).toEqual({ created_at: t0.toISOString(), updated_at: t0.toISOString() });
-      await t.repos.lots.upsertBatch([{ ...lot, price: 2 }], t2);
+      await t.repos.lots.upsertBatch([{ ...lot, price: 2 }], { now: t2 });
       expect(await stamps()).toEqual({ created_at: t0.toISOString(), updated_at: t2.toISOString() });
     });
 

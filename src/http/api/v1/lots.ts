@@ -8,7 +8,7 @@ import { IdempotencyHeaders, limitHeaders, replayedHeader } from './search.ts';
 /** A GET has no body: the search's 413 cannot happen here. */
 const { 413: _bodyTooLarge, ...errorResponses } = searchErrorResponses;
 
-const LotParams = Type.Object({
+export const LotParams = Type.Object({
   auction: Type.String({
     description: 'The auction, a lower-case word: one the service holds lots from (`copart`, `iaai`, ...); another word answers 422 (errors.auction).',
     maxLength: 40,
@@ -27,7 +27,7 @@ const LotParams = Type.Object({
  * A malformed auction or lot id (pattern, length) is left to the search service, whose messages
  * say what is wrong and list the known auctions, under errors.auction or errors.lot_id.
  */
-const SERVICE_CHECKED = ['/auction', '/lot_id'];
+export const SERVICE_CHECKED = ['/auction', '/lot_id'];
 
 /** Lookup by lot: the same Report, checks, counting, headers and Idempotency-Key rule as a search by VIN. */
 const lotRoutes: FastifyPluginAsyncTypebox = async (app) => {

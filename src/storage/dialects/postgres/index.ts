@@ -1,9 +1,10 @@
 import { Kysely, sql, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import type { Lot } from '../../../domain/lot.ts';
+import type { LotRef } from '../../../domain/lot-ref.ts';
 import type { LotUpsertStatus } from '../../lot-rows.ts';
 import { PreparedQuery } from '../../prepared-query.ts';
-import type { Database, MailQueueRow, WebhookOutboxRow } from '../../schema.ts';
+import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../../schema.ts';
 import type { SearchCommit } from '../../search-commit.ts';
 import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect } from '../dialect.ts';
 import { lockAccountPostgres } from './account-lock.ts';
@@ -12,6 +13,7 @@ import { BatchedReads } from './batched-reads.ts';
 import { isPostgresUniqueViolation, openPostgres } from './connection.ts';
 import { runPooled } from './direct-statements.ts';
 import { lotsJsonByVinsPostgres } from './lot-json.ts';
+import { lotRowsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { upsertLotsPostgres } from './lots-upsert.ts';
 import { claimMailPostgres } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
@@ -67,8 +69,17 @@ export class PostgresStorageDialect implements StorageDialect {
     return (vin) => batched.read(vin);
   }
 
-  upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]> {
-    return upsertLotsPostgres(kysely, lots, at);
+  upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]> {
+    return upsertLotsPostgres(kysely, lots, at, source);
+  }
+
+  // Lot history (lot-history.ts).
+  lotRowsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<LotRow[]> {
+    return lotRowsByKeyPostgres(kysely, keys);
+  }
+
+  touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {
+    return touchLotsPostgres(kysely, keys, at);
   }
 
   /** Nothing: PostgreSQL loads in bulk with its settings as they are. */

@@ -28,7 +28,7 @@ const keyOf = (auction: string, lotId: number) => `${auction}\u0000${lotId}`;
  * a statement, so a lot seen again in the batch starts a new statement; the later one then finds
  * the row the earlier one wrote, as a later line should.
  */
-export async function upsertLotsPostgres(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]> {
+export async function upsertLotsPostgres(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]> {
   const statuses: LotUpsertStatus[] = new Array<LotUpsertStatus>(lots.length).fill('unchanged');
   let start = 0;
   while (start < lots.length) {
@@ -41,7 +41,7 @@ export async function upsertLotsPostgres(kysely: Kysely<Database>, lots: readonl
       end++;
     }
     const params: unknown[] = [];
-    for (let i = start; i < end; i++) params.push(...rowParams(lots[i]!, at));
+    for (let i = start; i < end; i++) params.push(...rowParams(lots[i]!, at, source));
     const { rows } = await kysely.executeQuery<{ auction: string; lot_id: number; inserted: boolean }>(
       CompiledQuery.raw(upsertStatement(end - start), params),
     );

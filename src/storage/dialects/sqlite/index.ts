@@ -1,9 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, type RawBuilder } from 'kysely';
 import type { Lot } from '../../../domain/lot.ts';
+import type { LotRef } from '../../../domain/lot-ref.ts';
 import type { LotUpsertStatus } from '../../lot-rows.ts';
 import { PreparedQuery } from '../../prepared-query.ts';
-import type { Database, MailQueueRow, WebhookOutboxRow } from '../../schema.ts';
+import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../../schema.ts';
 import type { SearchCommit } from '../../search-commit.ts';
 import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
@@ -12,6 +13,7 @@ import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpoin
 import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
 import { runDirect } from './direct-statements.ts';
 import { lotsJsonByVinSqlite, withImages } from './lot-json.ts';
+import { lotRowsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from './lots-upsert.ts';
 import { claimMailSqlite } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
@@ -77,8 +79,17 @@ export class SqliteStorageDialect implements StorageDialect {
     return async (vin) => (await jsonByVin.run(target, { vin })).map(withImages);
   }
 
-  upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]> {
-    return upsertLotsSqlite(kysely, lots, at);
+  upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]> {
+    return upsertLotsSqlite(kysely, lots, at, source);
+  }
+
+  // Lot history (lot-history.ts).
+  lotRowsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<LotRow[]> {
+    return lotRowsByKeySqlite(kysely, keys);
+  }
+
+  touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {
+    return touchLotsSqlite(kysely, keys, at);
   }
 
   tuneForBulkLoad(kysely: Kysely<Database>): Promise<void> {

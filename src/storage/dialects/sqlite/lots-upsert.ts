@@ -31,7 +31,7 @@ const UPSERT_RETURNING = upsertStatementSql({ rows: 1, placeholder: () => '?', r
  * when it was a row of another table with a higher rowid (the server's connection also stores
  * searches), the rowid is read back with RETURNING instead.
  */
-export async function upsertLotsSqlite(kysely: Kysely<Database>, lots: readonly Lot[], at: string): Promise<LotUpsertStatus[]> {
+export async function upsertLotsSqlite(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]> {
   return kysely.getExecutor().provideConnection(async (connection) => {
     const statuses: LotUpsertStatus[] = new Array<LotUpsertStatus>(lots.length);
     const { rows } = await connection.executeQuery<{ top: number | null; last: number }>(
@@ -43,10 +43,10 @@ export async function upsertLotsSqlite(kysely: Kysely<Database>, lots: readonly 
     for (let i = 0; i < lots.length; i++) {
       let rowId: bigint | undefined;
       if (countersTell) {
-        const result = await connection.executeQuery(CompiledQuery.raw(UPSERT, rowParams(lots[i]!, at)));
+        const result = await connection.executeQuery(CompiledQuery.raw(UPSERT, rowParams(lots[i]!, at, source)));
         if (result.numAffectedRows !== 0n) rowId = result.insertId;
       } else {
-        const result = await connection.executeQuery<{ row_id: number }>(CompiledQuery.raw(UPSERT_RETURNING, rowParams(lots[i]!, at)));
+        const result = await connection.executeQuery<{ row_id: number }>(CompiledQuery.raw(UPSERT_RETURNING, rowParams(lots[i]!, at, source)));
         if (result.rows[0]) rowId = BigInt(result.rows[0].row_id);
       }
       if (rowId === undefined) statuses[i] = 'unchanged';

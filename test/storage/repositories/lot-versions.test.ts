@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LISTING_FIELD, type LotVersion } from '../../../src/domain/lot-history.ts';
+import { LOT_FIELDS, type Lot } from '../../../src/domain/lot.ts';
+import { Prng } from '../../../src/dev/seed/prng.ts';
+import { lotHistory, statesOf } from '../../../src/history/lot-history.ts';
+import { mergeLot } from '../../../src/storage/lot-rows.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
+import { makeLot, validVin } from '../../support/fixtures.ts';
+
+const VINS = [validVin('1HGCM82633A00435'), validVin('5YJ3E1EA7KF31740')];
+const IMAGES = [[], ['https://img.example.com/1.jpg'], ['https://img.example.com/1.jpg', 'https://img.example.com/2.jpg']];
+
+/** A lot whose fields are each null or one of two values, so that imports often change nothing. */
+function randomLot(rng: Prng, key: { auction: string; lot_id: number; vin: string }): Lot {
+  const lot = makeLot(key) as Record<string, unknown>;
+  for (const field of LOT_FIELDS) {
+    if (field === 'vin' || field === 'auction' || field === 'lot_id') continue;
+    if (field === 'images') lot.images = [...rng.pick(IMAGES)];
+    else if (rng.chance(0.5)) lot[field] = null;
+    else if (field === 'sale_date') lot[field] = rng.pick(['2024-05-17T15:00:00.000Z', '2021-01-01T00:00:00.000Z']);
+    else if (['year', 'price', 'odometer', 'cylinders', 'repair_cost', 'retail_value'].includes(field)) lot[field] = rng.pick([2010, 2011]);
+    else lot[field] = rng.pick(['A', 'B']);
+  }
+  return lot as Lot;
+}
+
+interface Expected {
+  states: Lot[];
+  versions: { observed_at: string; source: string }[];
+  lastSeen: string;
+}
+
+describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase(dialect);
+  });
+  afterAll(async () => {
+    await t?.destroy();
+  });
+
+  it('keep one version per import that changed a lot, holding exactly what mergeLot made of it, and move last_seen_at always', async () => {
+    const rng = new Prng(dialect === 'sqlite' ? 29 : 30);
+    const keys = Array.from({ length: 30 }, (_, i) => ({ auction: i % 2 ? 'copart' : 'iaai', lot_id: 29_000_000 + i, vin: VINS[i % 2]! }));
+    const expected = new Map<number, Expected>();
+    for (let round = 0; round < 6; round++) {
+      const at = new Date(Date.UTC(2026, 10, 1 + round)).toISOString();
+      const source = `round-${round}.csv`;
+      const before = new Map([...expected].map(([id, e]) => [id, e.states.at(-1)!]));
+      // Some lines repeat what is stored (a re-import that changes nothing), some bring a second line of one lot.
+      const line = (key: (typeof keys)[number]) => (before.has(key.lot_id) && rng.chance(0.3) ? { ...before.get(key.lot_id)! } : randomLot(rng, key));
+      const lines = keys.filter(() => rng.chance(0.7)).flatMap((key) => (rng.chance(0.15) ? [line(key), randomLot(rng, key)] : [line(key)]));
+      const after = new Map(before);
+      for (const line of lines) {
+        const stored = after.get(line.lot_id);
+        after.set(line.lot_id, stored ? (mergeLot(stored, line) ?? stored) : line);
+      }
+      await t.repos.lots.upsertBatch(lines, { now: new Date(at), source });
+      for (const [id, lot] of after) {
+        const entry = expected.get(id) ?? { states: [], versions: [], lastSeen: at };
+        if (!before.has(id) || JSON.stringify(before.get(id)) !== JSON.stringify(lot)) {
+          entry.states.push(lot);
+          entry.versions.push({ observed_at: at, source });
+        }
+        if (lines.some((line) => line.lot_id === id)) entry.lastSeen = at;
+        expected.set(id, entry);
+      }
+    }
+    let kept = 0;
+    for (const key of keys) {
+      const want = expected.get(key.lot_id);
+      const stored = await t.repos.lotHistory.historyOf({ auction: key.auction, lotId: key.lot_id });
+      if (!want) {
+        expect(stored).toBeNull();
+        continue;
+      }
+      const history = lotHistory(stored!);
+      expect(statesOf(history), `${key.auction} ${key.lot_id}`).toEqual(want.states);
+      expect(history.versions.map((v) => ({ observed_at: v.observed_at, source: v.source }))).toEqual(want.versions);
+      expect(history.first_seen_at).toBe(want.versions[0]!.observed_at);
+      expect(history.last_seen_at).toBe(want.lastSeen);
+      expect(history.versions[0]!.changed.vin).toEqual({ from: null, to: key.vin });
+      kept += history.versions.length - 1;
+    }
+    // The rounds did change lots, and left some alone: both sides of the rule were met.
+    expect(kept).toBeGreaterThan(10);
+    expect([...expected.values()].some((e) => e.lastSeen !== e.versions.at(-1)!.observed_at)).toBe(true);
+  });
+
+  it('records a lot leaving its listing once, and its coming back when an import names it again', async () => {
+    const lot = makeLot({ vin: VINS[0]!, auction: 'copart', lot_id: 29_100_001, price: 100 });
+    await t.repos.lots.upsertBatch([lot], { now: new Date('2026-11-03T00:00:00.000Z'), source: 'copart-feed' });
+    const ref = { auction: lot.auction, lotId: lot.lot_id };
+    expect(await t.repos.lotHistory.recordListing([ref, { auction: 'copart', lotId: 1 }], 'left', { now: new Date('2026-11-10T00:00:00.000Z'), source: 'copart-feed' })).toEqual({ changed: 1 });
+    expect(await t.repos.lotHistory.recordListing([ref], 'left', { now: new Date('2026-11-11T00:00:00.000Z'), source: 'copart-feed' })).toEqual({ changed: 0 });
+    await t.repos.lots.upsertBatch([lot], { now: new Date('2026-11-24T00:00:00.000Z'), source: 'copart-feed' });
+    const history = lotHistory((await t.repos.lotHistory.historyOf(ref))!);
+    const later: LotVersion[] = history.versions.slice(1);
+    expect(later).toEqual([
+      { observed_at: '2026-11-10T00:00:00.000Z', source: 'copart-feed', changed: { [LISTING_FIELD]: { from: 'listed', to: 'left' } } },
+      { observed_at: '2026-11-24T00:00:00.000Z', source: 'copart-feed', changed: { [LISTING_FIELD]: { from: 'left', to: 'listed' } } },
+    ]);
+    expect(history.last_seen_at).toBe('2026-11-24T00:00:00.000Z');
+    expect(history.versions[0]!.changed.price).toEqual({ from: null, to: 100 });
+  });
+});
