@@ -15,7 +15,7 @@ export const SERVER_INFO = { name: 'vinhistory', title: 'vinhistory: vehicle auc
 
 const INSTRUCTIONS =
   'vinhistory answers the auction history of vehicles (Copart, IAAI, ...): every lot known for a VIN, with sale dates and prices, damage, odometer, title, photos and a shareable report page. ' +
-  'search_vin and lookup_lot are paid searches counted against the monthly quota (a VIN with no records too), like the REST API they mirror; get_usage, list_watches, watch and unwatch are free. ' +
+  'search_vin, lookup_lot and lot_history are paid calls counted against the monthly quota (one that finds nothing too), like the REST API they mirror; get_usage, list_watches, watch and unwatch are free. ' +
   'A tool error carries the API\'s message, and in its structured content the HTTP status the API would have answered (429: wait retry_after seconds). ' +
   'With a sandbox token (vh_test_) the searches see only the documented test VINs and count nothing.';
 

@@ -26,7 +26,8 @@ export interface ToolContext {
 
 /** A tool's answer: structuredContent is the API's JSON, told in one paragraph for the model. */
 export interface ToolAnswer {
-  json: Record<string, unknown>;
+  /** An object: the API answers objects (an interface such as LotHistory has no index signature, hence not a Record). */
+  json: object;
   /** The JSON as text, when the service answered it as text already (a report's lots are the store's JSON). */
   jsonText?: string;
   summary: string;
@@ -62,7 +63,7 @@ export function toolResult(answer: ToolAnswer): CallToolResult {
       { type: 'text', text: answer.summary },
       { type: 'text', text: answer.jsonText ?? JSON.stringify(answer.json) },
     ],
-    structuredContent: answer.json,
+    structuredContent: answer.json as Record<string, unknown>,
   };
 }
 

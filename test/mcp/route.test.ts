@@ -59,7 +59,7 @@ describe('the MCP server at /mcp (sqlite)', () => {
     expect(client.getServerVersion()?.name).toBe('vinhistory');
     expect(client.getInstructions()).toContain('counted');
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['search_vin', 'lookup_lot', 'get_usage', 'list_watches', 'watch', 'unwatch']);
+    expect(tools.map((tool) => tool.name)).toEqual(['search_vin', 'lookup_lot', 'lot_history', 'get_usage', 'list_watches', 'watch', 'unwatch']);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(80);
       expect(tool.inputSchema.type).toBe('object');
@@ -124,6 +124,26 @@ describe('the MCP server at /mcp (sqlite)', () => {
     const unknownAuction = await call(client, 'lookup_lot', { auction: 'nowhere', lot_id: 1 });
     expect(unknownAuction.structuredContent).toMatchObject({ status: 422, code: 'invalid_request', errors: { auction: [expect.stringContaining('copart')] } });
     expect(await used(c)).toBe(1);
+    await client.close();
+  });
+
+  it('lot_history answers the endpoint\'s history, counted as that call; an unknown lot is a counted 404', async () => {
+    const c = await createCustomer(t.repos, { quota: 100, rate: 100 });
+    const historyLot = makeLot({ vin: VIN, auction: 'copart', lot_id: 61000003, price: 4000 });
+    await t.repos.lots.upsertBatch([historyLot], { now: new Date('2026-11-03T10:00:00.000Z'), source: 'copart-2026-11-03.csv' });
+    await t.repos.lots.upsertBatch([{ ...historyLot, price: 3500 }], { now: new Date('2026-11-10T10:00:00.000Z'), source: 'copart-feed' });
+    const client = await connect(c.token);
+    const result = await call(client, 'lot_history', { auction: 'copart', lot_id: 61000003 });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual((await rest(c.token, '/api/v1/lots/copart/61000003/history')).json());
+    expect(text(result)).toBe(
+      `copart lot 61000003 (VIN ${VIN}): first seen 2026-11-03T10:00:00.000Z, last seen 2026-11-10T10:00:00.000Z, 2 versions. ` +
+        'Latest change 2026-11-10T10:00:00.000Z from copart-feed: price 4000 → 3500. Counted as one call against the monthly quota. Every version, field by field, is in the structured content.',
+    );
+    expect(await used(c)).toBe(2);
+    const missing = await call(client, 'lot_history', { auction: 'copart', lot_id: 69999999 });
+    expect(missing.structuredContent).toMatchObject({ status: 404, code: 'no_records' });
+    expect(await used(c)).toBe(3);
     await client.close();
   });
 
