@@ -225,6 +225,9 @@ describe('the MCP server at /mcp (sqlite)', () => {
     expect(text(found)).toContain('Sandbox token');
     const live = await call(client, 'search_vin', { vin: VIN });
     expect(live.structuredContent).toMatchObject({ status: 404, code: 'no_records' });
+    const history = await call(client, 'lot_history', { auction: 'copart', lot_id: 90000011 });
+    expect(history.structuredContent).toMatchObject({ auction: 'copart', lot_id: 90000011, vin: SANDBOX_VIN });
+    expect(text(history)).toContain('Sandbox token');
     const watches = await call(client, 'list_watches');
     expect(watches.isError).toBe(true);
     expect(watches.structuredContent).toMatchObject({ status: 403, code: 'live_token_required' });
