@@ -23,6 +23,7 @@ const UNIT = [
   'test/cli/command-line.test.ts',
   'test/dev/seed/**/*.test.ts',
   'test/domain/**/*.test.ts',
+  'test/market/statistics.test.ts',
   'test/ingest/csv/**/*.test.ts',
   'test/ingest/formats/**/*.test.ts',
   'test/ingest/sources/**/*.test.ts',

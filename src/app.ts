@@ -12,6 +12,8 @@ import metricsPlugin from './http/plugins/metrics.ts';
 import healthRoutes from './http/health.ts';
 import lotRoutes from './http/api/v1/lots.ts';
 import lotHistoryRoutes from './http/api/v1/lot-history.ts';
+import catalogueRoutes from './http/api/v1/catalogue.ts';
+import marketRoutes from './http/api/v1/market.ts';
 import mediaRoutes from './http/media.ts';
 import searchRoutes from './http/api/v1/search.ts';
 import usageRoutes from './http/api/v1/usage.ts';
@@ -130,6 +132,8 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(lotRoutes);
   // Issue 29: a lot's history (counted).
   await app.register(lotHistoryRoutes);
+  await app.register(catalogueRoutes);
+  await app.register(marketRoutes);
   await app.register(usageRoutes);
   await app.register(watchesRoutes);
   await app.register(webhookRoutes);

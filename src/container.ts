@@ -15,6 +15,9 @@ import { UsageService } from './limits/usage-service.ts';
 import { ReportService } from './search/report-service.ts';
 import { SearchService } from './search/search-service.ts';
 import { VinPreviewService } from './search/vin-preview.ts';
+import { MarketService } from './market/market-service.ts';
+import { MarketCalls } from './market/market-calls.ts';
+import { VehicleDecoder } from './ingest/enrich-from-vin.ts';
 import { createMailSender } from './accounts/mail/create-mail-sender.ts';
 import type { MailSender } from './accounts/mail/mail-sender.ts';
 import { MailQueue } from './accounts/mail/mail-queue.ts';
@@ -99,6 +102,10 @@ export interface Container {
   /** Lot history (issue 29): a lot's versions, counted like a search. */
   readonly history: HistoryService;
   readonly vinPreview: VinPreviewService;
+  /** What similar cars sold for (issue 24): the API's market value, the report page's and the Market page's. */
+  readonly market: MarketService;
+  /** The catalogue search and the market value as counted API calls. */
+  readonly marketCalls: MarketCalls;
   readonly usage: UsageService;
   readonly guards: Guards;
   // Accounts and billing.
@@ -198,6 +205,12 @@ export function createContainer(options: ContainerOptions): Container {
     ...(media.enabled ? { resolveImages: (lots: Lot[]) => media.resolveLots(lots) } : {}),
   });
   const guards = createGuards(limiterSetup.limiter);
+  const vehicleDecoder = new VehicleDecoder(config.dataDir);
+  const market = new MarketService({
+    repos,
+    decodeVehicle: (vin) => vehicleDecoder.decode(vin),
+    ...(media.enabled ? { resolveImages: (lots: Lot[]) => media.resolveLots(lots) } : {}),
+  });
 
   const hasher = new PasswordHasher(overrides.passwordCost);
   const sessions = new SessionService(repos);
@@ -278,6 +291,14 @@ export function createContainer(options: ContainerOptions): Container {
     reports: new ReportService(repos.reports),
     history: new HistoryService({ search, lotHistory: repos.lotHistory }),
     vinPreview: new VinPreviewService(repos.lots, guards.vinPreviews),
+    market,
+    marketCalls: new MarketCalls({
+      repos,
+      search,
+      market,
+      ...(media.enabled ? { resolveImages: (lots: Lot[]) => media.resolveLots(lots) } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    }),
     usage,
     guards,
     accounts: new AccountService(repos),
@@ -329,6 +350,7 @@ export function createContainer(options: ContainerOptions): Container {
       await media.close();
       await logos.close();
       await pdfRenderer.close();
+      await vehicleDecoder.close();
       await outbound.close();
       await mailer.close();
       await limiterSetup.close();

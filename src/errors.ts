@@ -27,7 +27,7 @@ export const API_ERRORS = {
   LIVE_TOKEN_REQUIRED: {
     status: 403,
     code: 'live_token_required',
-    meaning: 'A sandbox token (`vh_test_`) on an operation that acts on live data: watches and the webhook endpoint and its deliveries.',
+    meaning: 'A sandbox token (`vh_test_`) on an operation that acts on live data: watches and the webhook endpoint and its deliveries, the catalogue search and the market value.',
     action: 'Use a live token (`vh_live_`) of the account for these operations.',
   },
   NOT_FOUND: {

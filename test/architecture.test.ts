@@ -30,7 +30,7 @@ const graph = new Map<string, string[]>(
 
 const room = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
 const EDGES = ['http', 'web', 'cli', 'dev', 'mcp', 'app.ts', 'server.ts'];
-const SERVICES = ['search', 'limits', 'accounts', 'billing', 'ingest', 'watches', 'webhooks', 'media', 'outbound', 'pdf', 'operations'];
+const SERVICES = ['search', 'limits', 'accounts', 'billing', 'ingest', 'watches', 'webhooks', 'media', 'outbound', 'pdf', 'operations', 'market'];
 
 function violations(rule: (from: string, to: string) => boolean): string[] {
   return [...graph].flatMap(([from, targets]) => targets.filter((to) => rule(from, to)).map((to) => `${from} -> ${to}`));

@@ -128,3 +128,27 @@ export async function createVinEnricher(options: { dataDir: string; onUnpack?: (
   const databasePath = await prepareVpicDatabase(options.dataDir, options.onUnpack);
   return new VinEnricher(await createDecoder({ databasePath, runtime: 'node' }));
 }
+
+/**
+ * A VIN's make, model and year from the same offline decoder, opened on first use (unpacking its
+ * database then, once per DATA_DIR) and kept open: the market value of a VIN with no stored lots
+ * asks it (market/market-service.ts).
+ */
+export class VehicleDecoder {
+  private decoder: Promise<Decoder> | null = null;
+
+  constructor(private readonly dataDir: string) {}
+
+  async decode(vin: string): Promise<{ make: string | null; model: string | null; year: number | null } | null> {
+    this.decoder ??= prepareVpicDatabase(this.dataDir).then((databasePath) => createDecoder({ databasePath, runtime: 'node' }));
+    const values = valuesFromDecoding(await (await this.decoder).decode(vin));
+    if (values.brand === undefined && values.model === undefined && values.year === undefined) return null;
+    return { make: values.brand ?? null, model: values.model ?? null, year: values.year ?? null };
+  }
+
+  async close(): Promise<void> {
+    const decoder = this.decoder;
+    this.decoder = null;
+    if (decoder) await (await decoder).close();
+  }
+}

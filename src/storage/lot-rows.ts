@@ -1,5 +1,6 @@
 import type { LotRow } from './schema.ts';
 import { LOT_FIELDS, type Lot } from '../domain/lot.ts';
+import { marketKey } from '../domain/market-key.ts';
 
 export function lotFromRow(row: LotRow): Lot {
   const lot = {} as Record<string, unknown>;
@@ -41,11 +42,21 @@ export function mergeLot(stored: Lot, incoming: Lot): Lot | null {
 }
 
 /**
+ * The keys the catalogue and the market compare makes, models and damages on (0018), derived from
+ * the source values they sit beside: a merge keeps a key exactly when it keeps its source value.
+ */
+const KEYED: readonly (readonly [string, 'brand' | 'model' | 'primary_damage'])[] = [
+  ['make_key', 'brand'],
+  ['model_key', 'model'],
+  ['damage_key', 'primary_damage'],
+];
+
+/**
  * Every column of a lots row an upsert writes, in the order of the parameters rowParams gives:
  * `source` (what first brought the lot) is written by the insert only, `last_seen_at` by every
- * write (lot history, 0019).
+ * write (lot history, 0019), and the market keys (0018) beside their source values.
  */
-export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at', 'source', 'last_seen_at'];
+export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at', 'source', 'last_seen_at', ...KEYED.map(([column]) => column)];
 const KEY_FIELDS = new Set<string>(['auction', 'lot_id']);
 const EMPTY_IMAGES = "'[]'";
 
@@ -59,7 +70,10 @@ export function rowParams(lot: Lot, now: string, source: string): unknown[] {
   params[i++] = now;
   params[i++] = now;
   params[i++] = source;
-  params[i] = now;
+  params[i++] = now;
+  params[i++] = marketKey(lot.brand);
+  params[i++] = marketKey(lot.model);
+  params[i] = marketKey(lot.primary_damage);
   return params;
 }
 
@@ -85,6 +99,8 @@ export function upsertStatementSql(options: { rows: number; placeholder: (index:
       ? `"images" = case when excluded."images" = ${EMPTY_IMAGES} then lots."images" else excluded."images" end`
       : `${quote(field)} = coalesce(excluded.${quote(field)}, lots.${quote(field)})`,
   );
+  // A key follows its source value (kept when the incoming one is null), which the WHERE below already watches.
+  for (const [column, field] of KEYED) set.push(`${quote(column)} = case when excluded.${quote(field)} is null then lots.${quote(column)} else excluded.${quote(column)} end`);
   const changed = merged.map((field) =>
     field === 'images'
       ? `(excluded."images" <> ${EMPTY_IMAGES} and excluded."images" <> lots."images")`

@@ -105,6 +105,10 @@ export interface LotsTable {
   last_seen_at: ColumnType<string | null, string | null | undefined, string | null>;
   /** Set while the lot is out of its auction's listing (0019). */
   left_listing_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The keys `brand`, `model` and `primary_damage` are compared on (domain/market-key.ts), written by every upsert (0018). */
+  make_key: ColumnType<string | null, string | null | undefined, string | null>;
+  model_key: ColumnType<string | null, string | null | undefined, string | null>;
+  damage_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** One later state of a lot: what an observation changed (0019; the first state is the lot rolled back). */

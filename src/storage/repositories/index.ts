@@ -13,6 +13,7 @@ import { LotsRepository } from './lots-repository.ts';
 import { LotHistoryRepository } from './lot-history-repository.ts';
 import type { LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
+import { MarketRepository } from './market-repository.ts';
 import { MailQueueRepository } from './mail-queue-repository.ts';
 import { OperatorTokensRepository } from './operator-tokens-repository.ts';
 import { PasswordResetsRepository } from './password-resets-repository.ts';
@@ -71,6 +72,8 @@ export interface Repositories {
   operatorAudit: OperatorAuditRepository;
   // Lot history (0019): versions, sightings, listing changes.
   lotHistory: LotHistoryRepository;
+  // The catalogue and the market's comparables (0018).
+  market: MarketRepository;
 }
 
 export interface RepositoryOptions {
@@ -112,5 +115,6 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     legalDocuments: new LegalDocumentsRepository(db),
     // Lot history (0019).
     lotHistory: new LotHistoryRepository(db),
+    market: new MarketRepository(db),
   };
 }
