@@ -25,3 +25,10 @@ export function countedBody<T>(outcome: CountedOutcome<T>): { body: T; replayed:
       throw searchRefusal(outcome);
   }
 }
+
+/** A tool's arguments as the query string its endpoint reads (the catalogue's and the market's services check each parameter). */
+export function queryOf(args: Record<string, string | number | undefined>): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(args)) if (value !== undefined) params.set(name, String(value));
+  return params;
+}

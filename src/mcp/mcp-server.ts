@@ -120,6 +120,7 @@ export class McpEndpoint {
     const { principal } = context;
     if (tool.access === 'account' && principal.sandbox) throw liveTokenRequiredError();
     if (tool.access !== 'account' && !canSearch(principal)) throw subscriptionRequiredError();
+    if (tool.sandboxRefusal && principal.sandbox) throw tool.sandboxRefusal();
     if (!check.Check(args)) {
       const errors = argumentErrors(check.Errors(args));
       throw new ApiError('VALIDATION_FAILED', Object.values(errors)[0]?.[0] ?? 'The arguments are invalid.', { errors });

@@ -3,13 +3,15 @@ import { LotSchema } from '../domain/lot.ts';
 import { ReportSchema } from '../domain/report.ts';
 
 /**
- * The Report as a tool's outputSchema: the API's ReportSchema with its Lot inlined, because an
+ * The Lot, and the Report as a tool's outputSchema: the API's ReportSchema with its Lot inlined, because an
  * outputSchema stands alone (a client cannot resolve the API document's `$ref: Lot`).
  */
+export const LotOutput = Type.Object(LotSchema.properties, { additionalProperties: false, title: 'Lot' });
+
 export const ReportOutput = Type.Object(
   {
     ...ReportSchema.properties,
-    lots: Type.Array(Type.Object(LotSchema.properties, { additionalProperties: false }), { description: ReportSchema.properties.lots.description }),
+    lots: Type.Array(LotOutput, { description: ReportSchema.properties.lots.description }),
   },
   { title: 'Report', additionalProperties: false },
 );

@@ -45,6 +45,8 @@ export interface McpTool<Input extends TObject = TObject> {
   /** What an agent needs to pick the tool and use its answer: what it does, what it costs, what comes back. */
   description: string;
   access: ToolAccess;
+  /** For a counted tool on live data alone (the catalogue, the market): a sandbox token's refusal, checked before the arguments as the API does. */
+  sandboxRefusal?: () => ApiError;
   input: Input;
   output: TObject;
   annotations: ToolAnnotations;

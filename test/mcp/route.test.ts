@@ -59,7 +59,7 @@ describe('the MCP server at /mcp (sqlite)', () => {
     expect(client.getServerVersion()?.name).toBe('vinhistory');
     expect(client.getInstructions()).toContain('counted');
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['search_vin', 'lookup_lot', 'lot_history', 'get_usage', 'list_watches', 'watch', 'unwatch']);
+    expect(tools.map((tool) => tool.name)).toEqual(['search_vin', 'lookup_lot', 'search_lots', 'market_value', 'lot_history', 'get_usage', 'list_watches', 'watch', 'unwatch']);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(80);
       expect(tool.inputSchema.type).toBe('object');
@@ -125,6 +125,47 @@ describe('the MCP server at /mcp (sqlite)', () => {
     expect(unknownAuction.structuredContent).toMatchObject({ status: 422, code: 'invalid_request', errors: { auction: [expect.stringContaining('copart')] } });
     expect(await used(c)).toBe(1);
     await client.close();
+  });
+
+  it('search_lots and market_value answer their endpoints\' JSON, each counted as one call; a bad argument is the API\'s 422, a sandbox token its 403', async () => {
+    const day = 86_400_000;
+    const soldAt = (days: number) => new Date(Date.now() - days * day).toISOString();
+    await t.repos.lots.upsertBatch([
+      makeLot({ vin: validVin('1HGCV1F30LA00201'), brand: 'HONDA', model: 'ACCORD', year: 2020, name: '2020 HONDA ACCORD', primary_damage: 'FRONT END', price: 4000, retail_value: 20_000, sale_date: soldAt(30) }),
+      makeLot({ vin: validVin('1HGCV1F30LA00202'), brand: 'Honda', model: 'Accord', year: 2021, name: '2021 HONDA ACCORD', primary_damage: 'FRONT END', price: 6000, retail_value: 20_000, sale_date: soldAt(60) }),
+    ]);
+    const c = await createCustomer(t.repos, { quota: 100, rate: 100 });
+    const client = await connect(c.token);
+
+    const page = await call(client, 'search_lots', { make: 'honda', model: 'accord', year_min: 2020, sort: 'price_asc', limit: 1 });
+    expect(page.isError).toBeFalsy();
+    expect(page.structuredContent).toEqual((await rest(c.token, '/api/v1/lots?make=honda&model=accord&year_min=2020&sort=price_asc&limit=1')).json());
+    const next = (page.structuredContent as { next_cursor: string }).next_cursor;
+    expect(text(page)).toBe(`1 lot on this page: copart lot ${(page.structuredContent as { lots: { lot_id: number }[] }).lots[0]!.lot_id}, 2020 HONDA ACCORD, sale date ${soldAt(30).slice(0, 10)}, $4,000. More follow: call again with the same arguments and cursor ${next} (another counted call). Counted as one call against the monthly quota.`);
+    expect(await used(c)).toBe(2);
+    const badYear = await call(client, 'search_lots', { year_min: 1700 });
+    expect(badYear.structuredContent).toMatchObject({ status: 422, code: 'invalid_request', errors: { year_min: [expect.any(String)] } });
+    expect(await used(c)).toBe(2);
+
+    const value = await call(client, 'market_value', { make: 'HONDA', model: 'ACCORD', year: 2020 });
+    expect(value.isError).toBeFalsy();
+    const viaRest = (await rest(c.token, '/api/v1/market?make=HONDA&model=ACCORD&year=2020')).json();
+    // The window ends now: the two calls differ by the milliseconds between them.
+    expect({ ...(value.structuredContent as object), window: viaRest.window }).toEqual(viaRest);
+    expect(text(value)).toMatch(/^2020 HONDA ACCORD, sales from \S+ to \S+: 2 comparable sales, median \$5,000 \(p25 \$4,500, p75 \$5,500; from \$4,000 to \$6,000\), a median 0\.25 of retail value\. Most common damage: FRONT END \(2, median \$5,000\)\. Counted as one call against the monthly quota\.$/);
+    expect(await used(c)).toBe(4);
+    const neither = await call(client, 'market_value', { months: 6 });
+    expect(neither.structuredContent).toMatchObject({ status: 422, code: 'invalid_request' });
+    await client.close();
+
+    const { token } = await t.repos.tokens.create(c.accountId, 'sandbox', new Date(), 'test');
+    const sandbox = await connect(token);
+    for (const [name, args] of [['search_lots', { make: 'HONDA' }], ['market_value', { year: 1700 }]] as const) {
+      const refused = await call(sandbox, name, args);
+      expect(refused.structuredContent).toMatchObject({ status: 403, code: 'live_token_required', message: expect.stringContaining('cannot search the catalogue or value the market') });
+    }
+    expect(await used(c)).toBe(4);
+    await sandbox.close();
   });
 
   it('lot_history answers the endpoint\'s history, counted as that call; an unknown lot is a counted 404', async () => {
