@@ -15,9 +15,9 @@ export const SERVER_INFO = { name: 'vinhistory', title: 'vinhistory: vehicle auc
 
 const INSTRUCTIONS =
   'vinhistory answers the auction history of vehicles (Copart, IAAI, ...): every lot known for a VIN, with sale dates and prices, damage, odometer, title, photos and a shareable report page. ' +
-  'search_vin, lookup_lot and lot_history are paid calls counted against the monthly quota (one that finds nothing too), like the REST API they mirror; get_usage, list_watches, watch and unwatch are free. ' +
+  'search_vin, lookup_lot, search_lots, market_value and lot_history are paid calls counted against the monthly quota (one that finds nothing too), like the REST API they mirror; get_usage, list_watches, watch and unwatch are free. ' +
   'A tool error carries the API\'s message, and in its structured content the HTTP status the API would have answered (429: wait retry_after seconds). ' +
-  'With a sandbox token (vh_test_) the searches see only the documented test VINs and count nothing.';
+  'With a sandbox token (vh_test_) search_vin, lookup_lot and lot_history see only the documented test vehicles and count nothing; the catalogue, the market and watches need a live token.';
 
 /**
  * The arguments' refusal in the API's words (http/plugins/error-handler.ts), keyed by argument,
