@@ -30,6 +30,7 @@ import signedReportRoutes from './web/report/signed-report.ts';
 import webRoutes from './web/index.ts';
 // Batches (issue 26).
 import batchesRoutes from './http/api/v1/batches.ts';
+import mcpRoutes from './mcp/route.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -152,6 +153,8 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(adminFeedsRoutes);
   // Batches of searches run in the background (issue 26).
   await app.register(batchesRoutes);
+  // The MCP server for AI agents (docs/mcp.md): the API's operations as tools, at /mcp.
+  await app.register(mcpRoutes);
 
   return app;
 }

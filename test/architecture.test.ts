@@ -29,7 +29,7 @@ const graph = new Map<string, string[]>(
 );
 
 const room = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
-const EDGES = ['http', 'web', 'cli', 'dev', 'app.ts', 'server.ts'];
+const EDGES = ['http', 'web', 'cli', 'dev', 'mcp', 'app.ts', 'server.ts'];
 const SERVICES = ['search', 'limits', 'accounts', 'billing', 'ingest', 'watches', 'webhooks', 'media', 'outbound', 'pdf', 'operations', 'market', 'verification', 'history', 'feeds'];
 
 function violations(rule: (from: string, to: string) => boolean): string[] {

@@ -61,7 +61,7 @@ const KEYED: readonly (readonly [string, 'brand' | 'model' | 'primary_damage'])[
 /**
  * Every column of a lots row an upsert writes, in the order of the parameters rowParams gives:
  * `source` (what first brought the lot) is written by the insert only, `last_seen_at` by every
- * write (lot history, 0019), then the market's keys.
+ * write (lot history, 0019), and the market keys (0018) beside their source values.
  */
 export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at', 'source', 'last_seen_at', ...KEYED.map(([column]) => column)];
 const KEY_FIELDS = new Set<string>(['auction', 'lot_id']);

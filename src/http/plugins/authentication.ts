@@ -35,6 +35,13 @@ declare module 'fastify' {
      * endpoint and deliveries).
      */
     authenticateAccount: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /**
+     * onRequest hook of the MCP endpoint (src/mcp/): any token the API takes, live or sandbox, with
+     * or without a plan in force, else 401; each tool then applies its API operation's own checks.
+     * Sets `tokenPrincipal`, which may come from the search path's cache: the endpoint reads it
+     * afresh for every call that no search commit re-checks.
+     */
+    authenticateToken: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
 }
 
@@ -95,6 +102,9 @@ export default fp(
       request.principal = principal;
       request.principalFromCache = cached;
     };
+    app.decorate('authenticateToken', async (request: FastifyRequest) => {
+      request.tokenPrincipal = await principalOf(request, true);
+    });
     app.decorate('authenticateCustomer', customer(false));
     app.decorate('authenticateSearch', customer(true));
   },

@@ -5,9 +5,9 @@ import { isDatabaseBusy } from '../../storage/database.ts';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-/** The paths of the two JSON APIs: the customers' and the operators'. */
+/** The paths of the JSON APIs: the customers', the operators' and the MCP endpoint (whose GET and DELETE are a JSON 405). */
 function isApiPath(path: string): boolean {
-  return path === '/api' || path.startsWith('/api/') || path === '/admin' || path.startsWith('/admin/');
+  return path === '/api' || path.startsWith('/api/') || path === '/admin' || path.startsWith('/admin/') || path === '/mcp';
 }
 
 interface AjvError {

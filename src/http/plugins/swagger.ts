@@ -39,6 +39,7 @@ const CUSTOMERS: Audience = {
   securityScheme: 'apiToken',
   tags: [
     { name: 'Search', description: 'Look up the auction history of a VIN, or of the vehicle of an auction lot. Counted against the monthly quota.' },
+    { name: 'Catalogue and market', description: 'Search lots by what they are, and what similar cars sold for. Counted against the monthly quota like a search; live tokens only.' },
     { name: 'Account', description: "The account's plan and usage. Free: not counted." },
     { name: 'Watches', description: 'VINs and lots to get webhook events for (lot.created, lot.updated). Not counted as searches; the plan limits how many.' },
     { name: 'Webhooks', description: "The account's webhook endpoint, its signing secret, test pings and the log of every delivery attempt. See docs/webhooks.md." },

@@ -12,7 +12,8 @@ const { 413: _bodyTooLarge, ...errorResponses } = searchErrorResponses;
 
 const Dollars = (description: string) => Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: `${description} Whole dollars, rounded half up; null without comparables.` });
 
-const marketValue = (options: { description: string; headers: Record<string, unknown> }) =>
+/** The market value's schema (also the MCP tool's output, src/mcp/tools/market-value.ts). */
+export const marketValue = (options: { description: string; headers: Record<string, unknown> }) =>
   Type.Object(
     {
       vehicle: Type.Object(

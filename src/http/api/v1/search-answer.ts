@@ -11,23 +11,29 @@ import { invalidTokenError, subscriptionRequiredError } from '../../plugins/auth
  * other outcome leaves as an API error, whose status and body the error handler writes.
  */
 export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): FastifyReply {
+  if (outcome.kind !== 'found') throw searchRefusal(outcome);
+  const headers = limitHeaders(outcome.limits);
+  if (outcome.replayed) headers['idempotent-replayed'] = 'true';
+  // The lots are the store's JSON text: the body is written here, not by the route's serialiser
+  // (reportJson keeps to ReportSchema, which still documents the answer).
+  headers['content-type'] = 'application/json; charset=utf-8';
+  return reply.headers(headers).send(reportJson(outcome.report));
+}
+
+/**
+ * Every outcome but a report, as the API error it is answered with (status, message, headers):
+ * the API's and the MCP server's tools' (src/mcp/) one wording of each refusal.
+ */
+export function searchRefusal(outcome: Exclude<SearchOutcome, { kind: 'found' }>): ApiError {
   switch (outcome.kind) {
-    case 'found': {
-      const headers = limitHeaders(outcome.limits);
-      if (outcome.replayed) headers['idempotent-replayed'] = 'true';
-      // The lots are the store's JSON text: the body is written here, not by the route's serialiser
-      // (reportJson keeps to ReportSchema, which still documents the answer).
-      headers['content-type'] = 'application/json; charset=utf-8';
-      return reply.headers(headers).send(reportJson(outcome.report));
-    }
     case 'not_found': {
       const headers = limitHeaders(outcome.limits);
       if (outcome.replayed) headers['idempotent-replayed'] = 'true';
-      throw new ApiError('NO_RECORDS', notFoundMessage(outcome.vin, outcome.lot), { headers });
+      return new ApiError('NO_RECORDS', notFoundMessage(outcome.vin, outcome.lot), { headers });
     }
     case 'rate_limited': {
       const { rate } = outcome.limits;
-      throw new ApiError(
+      return new ApiError(
         'RATE_LIMITED',
         rateLimitedMessage(outcome.limits),
         { headers: { ...limitHeaders(outcome.limits), 'retry-after': retryAfter(rate.resetMs) } },
@@ -35,19 +41,19 @@ export function answerSearch(reply: FastifyReply, outcome: SearchOutcome): Fasti
     }
     case 'quota_exceeded': {
       const { quota, now } = outcome.limits;
-      throw new ApiError(
+      return new ApiError(
         'QUOTA_EXCEEDED',
         quotaExceededMessage(outcome.limits),
         { headers: { ...limitHeaders(outcome.limits), 'retry-after': retryAfter(quota.periodEnd.getTime() - now.getTime()) } },
       );
     }
     case 'idempotency_conflict':
-      throw validationError('Idempotency-Key', [idempotencyConflictMessage(outcome.original)], 'IDEMPOTENCY_CONFLICT');
+      return validationError('Idempotency-Key', [idempotencyConflictMessage(outcome.original)], 'IDEMPOTENCY_CONFLICT');
     case 'invalid_input':
-      throw validationError(outcome.field, outcome.messages);
+      return validationError(outcome.field, outcome.messages);
     case 'unauthenticated':
-      throw invalidTokenError();
+      return invalidTokenError();
     case 'subscription_required':
-      throw subscriptionRequiredError();
+      return subscriptionRequiredError();
   }
 }

@@ -1,10 +1,12 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../../../errors.ts';
 import { retryAfter } from '../../../limits/limit-headers.ts';
+import type { RateGuard } from '../../../limits/guards.ts';
+import type { UsageService } from '../../../limits/usage-service.ts';
 import { authErrorResponses, errorRef, retryAfterHeader } from '../schemas.ts';
 
-const UsageSchema = Type.Object(
+export const UsageSchema = Type.Object(
   {
     plan: Type.Object({ code: Type.String(), name: Type.String() }),
     billing: Type.Union([Type.Literal('monthly'), Type.Literal('annual')]),
@@ -17,6 +19,31 @@ const UsageSchema = Type.Object(
   },
   { $id: 'Usage', title: 'Usage' },
 );
+
+/**
+ * The usage call, for this route and the MCP server's get_usage (src/mcp/): its own per-second
+ * guard, then the account's plan and use; each refusal is the API error it is answered with.
+ */
+export async function usageAnswer(usageCalls: RateGuard, usage: UsageService, accountId: string): Promise<Static<typeof UsageSchema>> {
+  const guard = await usageCalls.consume(accountId);
+  if (!guard.allowed) {
+    throw new ApiError('RATE_LIMITED', `Too many usage calls: at most ${usageCalls.perSecond} per second.`, {
+      headers: { 'retry-after': retryAfter(guard.resetMs) },
+    });
+  }
+  const found = await usage.forAccount(accountId);
+  if (!found) throw new ApiError('SUBSCRIPTION_REQUIRED', 'Your account has no active subscription.');
+  return {
+    plan: found.plan,
+    billing: found.billing,
+    rate_per_second: found.ratePerSecond,
+    quota: found.quota,
+    used: found.used,
+    remaining: found.remaining,
+    period_start: found.periodStart.toISOString(),
+    resets_at: found.resetsAt.toISOString(),
+  };
+}
 
 const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { usageCalls } = app.services.guards;
@@ -38,27 +65,7 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => {
-      const principal = request.principal!;
-      const guard = await usageCalls.consume(principal.accountId);
-      if (!guard.allowed) {
-        throw new ApiError('RATE_LIMITED', `Too many usage calls: at most ${usageCalls.perSecond} per second.`, {
-          headers: { 'retry-after': retryAfter(guard.resetMs) },
-        });
-      }
-      const usage = await app.services.usage.forAccount(principal.accountId);
-      if (!usage) throw new ApiError('SUBSCRIPTION_REQUIRED', 'Your account has no active subscription.');
-      return {
-        plan: usage.plan,
-        billing: usage.billing,
-        rate_per_second: usage.ratePerSecond,
-        quota: usage.quota,
-        used: usage.used,
-        remaining: usage.remaining,
-        period_start: usage.periodStart.toISOString(),
-        resets_at: usage.resetsAt.toISOString(),
-      };
-    },
+    async (request) => usageAnswer(usageCalls, app.services.usage, request.principal!.accountId),
   );
 };
 

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifySchemaValidationError } from 'fastify';
 import { ApiError, validationError } from '../../../errors.ts';
 import type { Watch } from '../../../domain/watch.ts';
-import { MAX_LOT_ID, MAX_WATCHES_PAGE } from '../../../watches/watch-service.ts';
+import { MAX_LOT_ID, MAX_WATCHES_PAGE, type CreateWatchOutcome, type ListWatchesOutcome } from '../../../watches/watch-service.ts';
 import { CURSOR_PATTERN, errorRef, jsonBodyErrorResponses, leftToTheService, MAX_CURSOR_CHARS, wwwAuthenticateHeader } from '../schemas.ts';
 import { VinField } from './search.ts';
 
@@ -78,6 +78,35 @@ export function watchJson(watch: Watch) {
   return { id: watch.id, vin: watch.vin, auction: watch.auction, lot_id: watch.lotId, created_at: watch.createdAt };
 }
 
+/*
+ * The watches' answers, shared with the MCP server's watch tools (src/mcp/), which must say what
+ * the API says: each refusal is the API error it is answered with.
+ */
+
+/** A watch's creation: 201 and the new watch, 200 and the existing one, or the refusal. */
+export function createdWatch(outcome: CreateWatchOutcome): { status: 200 | 201; watch: ReturnType<typeof watchJson> } {
+  switch (outcome.kind) {
+    case 'invalid':
+      throw validationError(outcome.field, outcome.messages);
+    case 'no-plan':
+      throw new ApiError('WATCH_LIMIT_REACHED', 'Your account has no plan in force, so it can hold no watches. Choose a plan in your personal account first.');
+    case 'over-limit':
+      throw new ApiError('WATCH_LIMIT_REACHED', `Your plan allows ${outcome.limit} watches and you have that many. Remove one, or move to a larger plan.`);
+    case 'exists':
+      return { status: 200, watch: watchJson(outcome.watch) };
+    case 'created':
+      return { status: 201, watch: watchJson(outcome.watch) };
+  }
+}
+
+/** A page of watches, or the refusal of a cursor this API did not give. */
+export function watchesPage(outcome: ListWatchesOutcome) {
+  if (outcome.kind === 'bad-cursor') throw validationError('cursor', ['The cursor is not one this API gave; start again without it.']);
+  return { data: outcome.page.items.map(watchJson), next_cursor: outcome.page.nextCursor };
+}
+
+export const noSuchWatchError = (): ApiError => new ApiError('NOT_FOUND', 'You have no watch with that id.');
+
 const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { watches } = app.services;
   app.addSchema(WatchSchema);
@@ -112,19 +141,8 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       if (request.validationError) refuseUnlessLeftToTheService(request.validationError, request.body);
       const principal = request.tokenPrincipal!;
-      const outcome = await watches.create(principal.accountId, { vin: request.body.vin, auction: request.body.auction, lotId: request.body.lot_id });
-      switch (outcome.kind) {
-        case 'invalid':
-          throw validationError(outcome.field, outcome.messages);
-        case 'no-plan':
-          throw new ApiError('WATCH_LIMIT_REACHED', 'Your account has no plan in force, so it can hold no watches. Choose a plan in your personal account first.');
-        case 'over-limit':
-          throw new ApiError('WATCH_LIMIT_REACHED', `Your plan allows ${outcome.limit} watches and you have that many. Remove one, or move to a larger plan.`);
-        case 'exists':
-          return reply.code(200).send(watchJson(outcome.watch));
-        case 'created':
-          return reply.code(201).send(watchJson(outcome.watch));
-      }
+      const answer = createdWatch(await watches.create(principal.accountId, { vin: request.body.vin, auction: request.body.auction, lotId: request.body.lot_id }));
+      return reply.code(answer.status).send(answer.watch);
     },
   );
 
@@ -150,9 +168,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const outcome = await watches.list(request.tokenPrincipal!.accountId, { limit: pageLimit(request.query.limit, 50), cursor: request.query.cursor });
-      if (outcome.kind === 'bad-cursor') throw validationError('cursor', ['The cursor is not one this API gave; start again without it.']);
-      return { data: outcome.page.items.map(watchJson), next_cursor: outcome.page.nextCursor };
+      return watchesPage(await watches.list(request.tokenPrincipal!.accountId, { limit: pageLimit(request.query.limit, 50), cursor: request.query.cursor }));
     },
   );
 
@@ -176,9 +192,7 @@ const watchesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (!(await watches.delete(request.tokenPrincipal!.accountId, request.params.id))) {
-        throw new ApiError('NOT_FOUND', 'You have no watch with that id.');
-      }
+      if (!(await watches.delete(request.tokenPrincipal!.accountId, request.params.id))) throw noSuchWatchError();
       return reply.code(204).send(null);
     },
   );
