@@ -4,19 +4,34 @@ from typing import Any, AsyncIterator, Iterator, Optional, Union, cast
 
 from ._core import AsyncCore, CallSpec, RequestOptions, SyncCore
 from ._types import (
+    Batch,
+    CatalogueSearchItem,
+    CatalogueSearchResponse,
+    CreateBatchBody,
+    CreateBatchResponse,
     CreateWatchBody,
     CreateWatchResponse,
     DeleteWatchResponse,
     Delivery,
     DeliveryAttempt,
     Error,
+    GetBatchResponse,
+    GetBatchResultsResponse,
     GetWebhookResponse,
+    Jwk,
+    JwkSet,
+    JwksResponse,
+    ListBatchesItem,
+    ListBatchesResponse,
     ListDeliveriesItem,
     ListDeliveriesResponse,
     ListWatchesItem,
     ListWatchesResponse,
     Lot,
+    LotHistory,
+    LotHistoryResponse,
     LotLookupResponse,
+    MarketValueResponse,
     Report,
     ResendDeliveryResponse,
     SearchGetResponse,
@@ -24,6 +39,8 @@ from ._types import (
     SearchPostResponse,
     SetWebhookBody,
     SetWebhookResponse,
+    SignedReport,
+    SignedReportResponse,
     TestWebhookResponse,
     Usage,
     UsageResponse,
@@ -35,6 +52,78 @@ from ._types import (
 class Vinhistory(SyncCore):
     """The vinhistory API, one method per operation of its OpenAPI document (blocking, on httpx.Client)."""
 
+    def jwks(self, *, options: Optional[RequestOptions] = None) -> JwksResponse:
+        """The public keys that sign reports
+
+        A JWK Set (RFC 7517) of every Ed25519 key the service signs reports with, current and earlier: a report signed before a rotation still verifies. Free: no token.
+
+        GET /.well-known/jwks.json; errors: 429, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("JwksResponse", self._call(CallSpec(method="GET", path="/.well-known/jwks.json", path_params={}, query={}, headers={}, counted=False, answer="json"), options))
+
+    def list_batches(self, *, limit: Optional[Union[int, str]] = None, cursor: Optional[str] = None, options: Optional[RequestOptions] = None) -> ListBatchesResponse:
+        """The account's batches, newest first
+
+        Cursor paging: pass `next_cursor` as `cursor` for the next page; it is null on the last page.
+
+        GET /api/v1/batches; errors: 401, 402, 422, 503, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("ListBatchesResponse", self._call(CallSpec(method="GET", path="/api/v1/batches", path_params={}, query={"limit": limit, "cursor": cursor}, headers={}, counted=False, answer="json"), options))
+
+    def iter_list_batches(self, *, limit: Optional[Union[int, str]] = None, options: Optional[RequestOptions] = None) -> Iterator[ListBatchesItem]:
+        """Every item of GET /api/v1/batches, page after page (each page one request, following next_cursor)."""
+        def page(cursor: Optional[str]) -> Any:
+            return self.list_batches(limit=limit, cursor=cursor, options=options)
+
+        return cast(Iterator[ListBatchesItem], self._paginate(page, "data"))
+
+    def create_batch(self, body: Union[CreateBatchBody, str], *, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> CreateBatchResponse:
+        """Run up to 1,000 searches in the background
+
+        Body `{"items": [{"vin": "..."} | {"auction": "...", "lot_id": n}, ...]}` (JSON) or a CSV (`Content-Type: text/csv`) with a `vin` column. Each item is a search (or lookup by lot) in every respect: counted against the monthly quota, recorded, its report stored; items past the quota end as 429 items, not as an error of the batch. Items run within the account's per-second rate, using at most half of it (at least 1 per second), so live searches always have the other half. The answer is 202 with the batch queued; follow it with GET /api/v1/batches/{id} or the `batch.completed` webhook event. Idempotency-Key: the same key with the same items answers the same batch (200); with other items, 422.
+
+        POST /api/v1/batches; errors: 400, 401, 402, 413, 415, 422, 503, 5XX (raised as VinhistoryApiError).
+
+        Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
+        """
+        return cast("CreateBatchResponse", self._call(CallSpec(method="POST", path="/api/v1/batches", path_params={}, query={}, headers={"idempotency-key": idempotency_key}, body=body, text_media_type="text/csv", counted=True, answer="json"), options))
+
+    def get_batch(self, *, id: str, options: Optional[RequestOptions] = None) -> GetBatchResponse:
+        """A batch and how far it has run
+
+        `counts` holds the finished items per HTTP status; `done` of `total` have run.
+
+        GET /api/v1/batches/{id}; errors: 401, 402, 404, 422, 503, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("GetBatchResponse", self._call(CallSpec(method="GET", path="/api/v1/batches/{id}", path_params={"id": id}, query={}, headers={}, counted=False, answer="json"), options))
+
+    def get_batch_results(self, *, id: str, options: Optional[RequestOptions] = None) -> GetBatchResultsResponse:
+        """A batch's results, in input order
+
+        NDJSON (`application/x-ndjson`): one line per item in input order, `{"index", "input", "status", "report", "message"}`, `status` the HTTP status the search had (null for an item that has not run yet), `report` the Report of a 200 (else null) and `message` the error message of any other status (else null). With `Accept: text/csv`: CSV with one row per lot (index, input, status, message, report_url and the Lot's fields; an item without lots is one row).
+
+        GET /api/v1/batches/{id}/results; errors: 401, 402, 404, 422, 503, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("GetBatchResultsResponse", self._call(CallSpec(method="GET", path="/api/v1/batches/{id}/results", path_params={"id": id}, query={}, headers={}, counted=False, answer="ndjson"), options))
+
+    def catalogue_search(self, *, make: Optional[str] = None, model: Optional[str] = None, primary_damage: Optional[str] = None, document: Optional[str] = None, auction: Optional[str] = None, year_min: Optional[Union[int, str]] = None, year_max: Optional[Union[int, str]] = None, odometer_max: Optional[Union[int, str]] = None, price_min: Optional[Union[int, str]] = None, price_max: Optional[Union[int, str]] = None, sale_from: Optional[str] = None, sale_to: Optional[str] = None, status: Optional[Literal["upcoming", "sold"]] = None, location_zip: Optional[str] = None, vin: Optional[str] = None, sort: Optional[Literal["sale_date_desc", "sale_date_asc", "price_asc", "price_desc"]] = None, limit: Optional[Union[int, str]] = None, cursor: Optional[str] = None, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> CatalogueSearchResponse:
+        """Search the catalogue of lots
+
+        Finds lots by make, model, damage, document, auction, year, odometer, price, sale date, status, location and VIN (whole or masked), all combined with AND, a page at a time with a stable cursor (a lot stored after the first page is never shown twice nor makes another be skipped). Counted like a search (an empty page too), with the same limit headers and Idempotency-Key rule (a repeat of the key must ask the same query). Checks in order: token, subscription, a live token, parameters, per-second rate, monthly quota.
+
+        GET /api/v1/lots; errors: 401, 402, 403, 422, 429, 503, 5XX (raised as VinhistoryApiError).
+
+        Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
+        """
+        return cast("CatalogueSearchResponse", self._call(CallSpec(method="GET", path="/api/v1/lots", path_params={}, query={"make": make, "model": model, "primary_damage": primary_damage, "document": document, "auction": auction, "year_min": year_min, "year_max": year_max, "odometer_max": odometer_max, "price_min": price_min, "price_max": price_max, "sale_from": sale_from, "sale_to": sale_to, "status": status, "location_zip": location_zip, "vin": vin, "sort": sort, "limit": limit, "cursor": cursor}, headers={"idempotency-key": idempotency_key}, counted=True, answer="json"), options))
+
+    def iter_catalogue_search(self, *, make: Optional[str] = None, model: Optional[str] = None, primary_damage: Optional[str] = None, document: Optional[str] = None, auction: Optional[str] = None, year_min: Optional[Union[int, str]] = None, year_max: Optional[Union[int, str]] = None, odometer_max: Optional[Union[int, str]] = None, price_min: Optional[Union[int, str]] = None, price_max: Optional[Union[int, str]] = None, sale_from: Optional[str] = None, sale_to: Optional[str] = None, status: Optional[Literal["upcoming", "sold"]] = None, location_zip: Optional[str] = None, vin: Optional[str] = None, sort: Optional[Literal["sale_date_desc", "sale_date_asc", "price_asc", "price_desc"]] = None, limit: Optional[Union[int, str]] = None, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> Iterator[CatalogueSearchItem]:
+        """Every item of GET /api/v1/lots, page after page (each page one request, following next_cursor). Each page is a counted call."""
+        def page(cursor: Optional[str]) -> Any:
+            return self.catalogue_search(make=make, model=model, primary_damage=primary_damage, document=document, auction=auction, year_min=year_min, year_max=year_max, odometer_max=odometer_max, price_min=price_min, price_max=price_max, sale_from=sale_from, sale_to=sale_to, status=status, location_zip=location_zip, vin=vin, sort=sort, limit=limit, idempotency_key=idempotency_key, cursor=cursor, options=options)
+
+        return cast(Iterator[CatalogueSearchItem], self._paginate(page, "lots"))
+
     def lot_lookup(self, *, auction: str, lot_id: Union[int, str], idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> LotLookupResponse:
         """Look up the vehicle of an auction lot
 
@@ -45,6 +134,28 @@ class Vinhistory(SyncCore):
         Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
         """
         return cast("LotLookupResponse", self._call(CallSpec(method="GET", path="/api/v1/lots/{auction}/{lot_id}", path_params={"auction": auction, "lot_id": lot_id}, query={}, headers={"idempotency-key": idempotency_key}, counted=True, answer="json"), options))
+
+    def lot_history(self, *, auction: str, lot_id: Union[int, str], idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> LotHistoryResponse:
+        """A lot's history: every state the service has seen of it
+
+        Every version of one lot, oldest first: the first has every known field (from null), each later one what an import changed (from, to), when and from which source. A re-import that changes nothing adds no version but moves last_seen_at. Counted like a search: the monthly quota (a 404 too), the limit headers and the Idempotency-Key rule (a repeat of the key must name the same lot); it stores no report. Checks in order: token, subscription, auction and lot id, per-second rate, monthly quota.
+
+        GET /api/v1/lots/{auction}/{lot_id}/history; errors: 401, 402, 404, 422, 429, 503, 5XX (raised as VinhistoryApiError).
+
+        Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
+        """
+        return cast("LotHistoryResponse", self._call(CallSpec(method="GET", path="/api/v1/lots/{auction}/{lot_id}/history", path_params={"auction": auction, "lot_id": lot_id}, query={}, headers={"idempotency-key": idempotency_key}, counted=True, answer="json"), options))
+
+    def market_value(self, *, vin: Optional[str] = None, make: Optional[str] = None, model: Optional[str] = None, year: Optional[str] = None, primary_damage: Optional[str] = None, months: Optional[Union[int, str]] = None, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> MarketValueResponse:
+        """What similar cars sold for
+
+        The salvage-auction comparables of a vehicle (by VIN, or by make, model and year): their count, price spread, share of retail value, by damage and by month, and the closest sales. Counted like a search (a VIN that tells no vehicle is a counted 404), with the same limit headers and Idempotency-Key rule (a repeat of the key must ask the same query). Checks in order: token, subscription, a live token, parameters, per-second rate, monthly quota.
+
+        GET /api/v1/market; errors: 401, 402, 403, 404, 422, 429, 503, 5XX (raised as VinhistoryApiError).
+
+        Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
+        """
+        return cast("MarketValueResponse", self._call(CallSpec(method="GET", path="/api/v1/market", path_params={}, query={"vin": vin, "make": make, "model": model, "year": year, "primary_damage": primary_damage, "months": months}, headers={"idempotency-key": idempotency_key}, counted=True, answer="json"), options))
 
     def search_get(self, *, vin: str, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> SearchGetResponse:
         """Look up a VIN (query string)
@@ -163,9 +274,90 @@ class Vinhistory(SyncCore):
         """
         return cast("TestWebhookResponse", self._call(CallSpec(method="POST", path="/api/v1/webhook/test", path_params={}, query={}, headers={}, counted=False, answer="json"), options))
 
+    def signed_report(self, *, id: str, options: Optional[RequestOptions] = None) -> SignedReportResponse:
+        """A report's signed snapshot
+
+        The Report as the search answered it, with an Ed25519 compact JWS over its bytes. Free: no token, not counted; anyone holding the report link may read it.
+
+        GET /report/{id}.json; errors: 404, 429, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("SignedReportResponse", self._call(CallSpec(method="GET", path="/report/{id}.json", path_params={"id": id}, query={}, headers={}, counted=False, answer="json"), options))
+
 
 class AsyncVinhistory(AsyncCore):
     """The vinhistory API, one method per operation of its OpenAPI document (asyncio, on httpx.AsyncClient)."""
+
+    async def jwks(self, *, options: Optional[RequestOptions] = None) -> JwksResponse:
+        """The public keys that sign reports
+
+        A JWK Set (RFC 7517) of every Ed25519 key the service signs reports with, current and earlier: a report signed before a rotation still verifies. Free: no token.
+
+        GET /.well-known/jwks.json; errors: 429, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("JwksResponse", await self._call(CallSpec(method="GET", path="/.well-known/jwks.json", path_params={}, query={}, headers={}, counted=False, answer="json"), options))
+
+    async def list_batches(self, *, limit: Optional[Union[int, str]] = None, cursor: Optional[str] = None, options: Optional[RequestOptions] = None) -> ListBatchesResponse:
+        """The account's batches, newest first
+
+        Cursor paging: pass `next_cursor` as `cursor` for the next page; it is null on the last page.
+
+        GET /api/v1/batches; errors: 401, 402, 422, 503, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("ListBatchesResponse", await self._call(CallSpec(method="GET", path="/api/v1/batches", path_params={}, query={"limit": limit, "cursor": cursor}, headers={}, counted=False, answer="json"), options))
+
+    def iter_list_batches(self, *, limit: Optional[Union[int, str]] = None, options: Optional[RequestOptions] = None) -> AsyncIterator[ListBatchesItem]:
+        """Every item of GET /api/v1/batches, page after page (each page one request, following next_cursor)."""
+        async def page(cursor: Optional[str]) -> Any:
+            return await self.list_batches(limit=limit, cursor=cursor, options=options)
+
+        return cast(AsyncIterator[ListBatchesItem], self._paginate(page, "data"))
+
+    async def create_batch(self, body: Union[CreateBatchBody, str], *, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> CreateBatchResponse:
+        """Run up to 1,000 searches in the background
+
+        Body `{"items": [{"vin": "..."} | {"auction": "...", "lot_id": n}, ...]}` (JSON) or a CSV (`Content-Type: text/csv`) with a `vin` column. Each item is a search (or lookup by lot) in every respect: counted against the monthly quota, recorded, its report stored; items past the quota end as 429 items, not as an error of the batch. Items run within the account's per-second rate, using at most half of it (at least 1 per second), so live searches always have the other half. The answer is 202 with the batch queued; follow it with GET /api/v1/batches/{id} or the `batch.completed` webhook event. Idempotency-Key: the same key with the same items answers the same batch (200); with other items, 422.
+
+        POST /api/v1/batches; errors: 400, 401, 402, 413, 415, 422, 503, 5XX (raised as VinhistoryApiError).
+
+        Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
+        """
+        return cast("CreateBatchResponse", await self._call(CallSpec(method="POST", path="/api/v1/batches", path_params={}, query={}, headers={"idempotency-key": idempotency_key}, body=body, text_media_type="text/csv", counted=True, answer="json"), options))
+
+    async def get_batch(self, *, id: str, options: Optional[RequestOptions] = None) -> GetBatchResponse:
+        """A batch and how far it has run
+
+        `counts` holds the finished items per HTTP status; `done` of `total` have run.
+
+        GET /api/v1/batches/{id}; errors: 401, 402, 404, 422, 503, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("GetBatchResponse", await self._call(CallSpec(method="GET", path="/api/v1/batches/{id}", path_params={"id": id}, query={}, headers={}, counted=False, answer="json"), options))
+
+    async def get_batch_results(self, *, id: str, options: Optional[RequestOptions] = None) -> GetBatchResultsResponse:
+        """A batch's results, in input order
+
+        NDJSON (`application/x-ndjson`): one line per item in input order, `{"index", "input", "status", "report", "message"}`, `status` the HTTP status the search had (null for an item that has not run yet), `report` the Report of a 200 (else null) and `message` the error message of any other status (else null). With `Accept: text/csv`: CSV with one row per lot (index, input, status, message, report_url and the Lot's fields; an item without lots is one row).
+
+        GET /api/v1/batches/{id}/results; errors: 401, 402, 404, 422, 503, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("GetBatchResultsResponse", await self._call(CallSpec(method="GET", path="/api/v1/batches/{id}/results", path_params={"id": id}, query={}, headers={}, counted=False, answer="ndjson"), options))
+
+    async def catalogue_search(self, *, make: Optional[str] = None, model: Optional[str] = None, primary_damage: Optional[str] = None, document: Optional[str] = None, auction: Optional[str] = None, year_min: Optional[Union[int, str]] = None, year_max: Optional[Union[int, str]] = None, odometer_max: Optional[Union[int, str]] = None, price_min: Optional[Union[int, str]] = None, price_max: Optional[Union[int, str]] = None, sale_from: Optional[str] = None, sale_to: Optional[str] = None, status: Optional[Literal["upcoming", "sold"]] = None, location_zip: Optional[str] = None, vin: Optional[str] = None, sort: Optional[Literal["sale_date_desc", "sale_date_asc", "price_asc", "price_desc"]] = None, limit: Optional[Union[int, str]] = None, cursor: Optional[str] = None, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> CatalogueSearchResponse:
+        """Search the catalogue of lots
+
+        Finds lots by make, model, damage, document, auction, year, odometer, price, sale date, status, location and VIN (whole or masked), all combined with AND, a page at a time with a stable cursor (a lot stored after the first page is never shown twice nor makes another be skipped). Counted like a search (an empty page too), with the same limit headers and Idempotency-Key rule (a repeat of the key must ask the same query). Checks in order: token, subscription, a live token, parameters, per-second rate, monthly quota.
+
+        GET /api/v1/lots; errors: 401, 402, 403, 422, 429, 503, 5XX (raised as VinhistoryApiError).
+
+        Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
+        """
+        return cast("CatalogueSearchResponse", await self._call(CallSpec(method="GET", path="/api/v1/lots", path_params={}, query={"make": make, "model": model, "primary_damage": primary_damage, "document": document, "auction": auction, "year_min": year_min, "year_max": year_max, "odometer_max": odometer_max, "price_min": price_min, "price_max": price_max, "sale_from": sale_from, "sale_to": sale_to, "status": status, "location_zip": location_zip, "vin": vin, "sort": sort, "limit": limit, "cursor": cursor}, headers={"idempotency-key": idempotency_key}, counted=True, answer="json"), options))
+
+    def iter_catalogue_search(self, *, make: Optional[str] = None, model: Optional[str] = None, primary_damage: Optional[str] = None, document: Optional[str] = None, auction: Optional[str] = None, year_min: Optional[Union[int, str]] = None, year_max: Optional[Union[int, str]] = None, odometer_max: Optional[Union[int, str]] = None, price_min: Optional[Union[int, str]] = None, price_max: Optional[Union[int, str]] = None, sale_from: Optional[str] = None, sale_to: Optional[str] = None, status: Optional[Literal["upcoming", "sold"]] = None, location_zip: Optional[str] = None, vin: Optional[str] = None, sort: Optional[Literal["sale_date_desc", "sale_date_asc", "price_asc", "price_desc"]] = None, limit: Optional[Union[int, str]] = None, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> AsyncIterator[CatalogueSearchItem]:
+        """Every item of GET /api/v1/lots, page after page (each page one request, following next_cursor). Each page is a counted call."""
+        async def page(cursor: Optional[str]) -> Any:
+            return await self.catalogue_search(make=make, model=model, primary_damage=primary_damage, document=document, auction=auction, year_min=year_min, year_max=year_max, odometer_max=odometer_max, price_min=price_min, price_max=price_max, sale_from=sale_from, sale_to=sale_to, status=status, location_zip=location_zip, vin=vin, sort=sort, limit=limit, idempotency_key=idempotency_key, cursor=cursor, options=options)
+
+        return cast(AsyncIterator[CatalogueSearchItem], self._paginate(page, "lots"))
 
     async def lot_lookup(self, *, auction: str, lot_id: Union[int, str], idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> LotLookupResponse:
         """Look up the vehicle of an auction lot
@@ -177,6 +369,28 @@ class AsyncVinhistory(AsyncCore):
         Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
         """
         return cast("LotLookupResponse", await self._call(CallSpec(method="GET", path="/api/v1/lots/{auction}/{lot_id}", path_params={"auction": auction, "lot_id": lot_id}, query={}, headers={"idempotency-key": idempotency_key}, counted=True, answer="json"), options))
+
+    async def lot_history(self, *, auction: str, lot_id: Union[int, str], idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> LotHistoryResponse:
+        """A lot's history: every state the service has seen of it
+
+        Every version of one lot, oldest first: the first has every known field (from null), each later one what an import changed (from, to), when and from which source. A re-import that changes nothing adds no version but moves last_seen_at. Counted like a search: the monthly quota (a 404 too), the limit headers and the Idempotency-Key rule (a repeat of the key must name the same lot); it stores no report. Checks in order: token, subscription, auction and lot id, per-second rate, monthly quota.
+
+        GET /api/v1/lots/{auction}/{lot_id}/history; errors: 401, 402, 404, 422, 429, 503, 5XX (raised as VinhistoryApiError).
+
+        Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
+        """
+        return cast("LotHistoryResponse", await self._call(CallSpec(method="GET", path="/api/v1/lots/{auction}/{lot_id}/history", path_params={"auction": auction, "lot_id": lot_id}, query={}, headers={"idempotency-key": idempotency_key}, counted=True, answer="json"), options))
+
+    async def market_value(self, *, vin: Optional[str] = None, make: Optional[str] = None, model: Optional[str] = None, year: Optional[str] = None, primary_damage: Optional[str] = None, months: Optional[Union[int, str]] = None, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> MarketValueResponse:
+        """What similar cars sold for
+
+        The salvage-auction comparables of a vehicle (by VIN, or by make, model and year): their count, price spread, share of retail value, by damage and by month, and the closest sales. Counted like a search (a VIN that tells no vehicle is a counted 404), with the same limit headers and Idempotency-Key rule (a repeat of the key must ask the same query). Checks in order: token, subscription, a live token, parameters, per-second rate, monthly quota.
+
+        GET /api/v1/market; errors: 401, 402, 403, 404, 422, 429, 503, 5XX (raised as VinhistoryApiError).
+
+        Counted against the quota: retried on 429 and 503 only when an idempotency_key is given (or retry=True in options), so that a retry is never counted twice.
+        """
+        return cast("MarketValueResponse", await self._call(CallSpec(method="GET", path="/api/v1/market", path_params={}, query={"vin": vin, "make": make, "model": model, "year": year, "primary_damage": primary_damage, "months": months}, headers={"idempotency-key": idempotency_key}, counted=True, answer="json"), options))
 
     async def search_get(self, *, vin: str, idempotency_key: Optional[str] = None, options: Optional[RequestOptions] = None) -> SearchGetResponse:
         """Look up a VIN (query string)
@@ -294,3 +508,12 @@ class AsyncVinhistory(AsyncCore):
         POST /api/v1/webhook/test; errors: 401, 403, 404, 409, 429, 503, 5XX (raised as VinhistoryApiError).
         """
         return cast("TestWebhookResponse", await self._call(CallSpec(method="POST", path="/api/v1/webhook/test", path_params={}, query={}, headers={}, counted=False, answer="json"), options))
+
+    async def signed_report(self, *, id: str, options: Optional[RequestOptions] = None) -> SignedReportResponse:
+        """A report's signed snapshot
+
+        The Report as the search answered it, with an Ed25519 compact JWS over its bytes. Free: no token, not counted; anyone holding the report link may read it.
+
+        GET /report/{id}.json; errors: 404, 429, 5XX (raised as VinhistoryApiError).
+        """
+        return cast("SignedReportResponse", await self._call(CallSpec(method="GET", path="/report/{id}.json", path_params={"id": id}, query={}, headers={}, counted=False, answer="json"), options))

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Literal, NoReturn, Optional, Union
 from typing_extensions import NotRequired, TypeAlias, TypedDict
 
 # The code of an error body: a closed set (docs/api.md lists each with what to do). A 401's body has none.
-ErrorCode = Literal["bad_request", "subscription_required", "live_token_required", "not_found", "no_records", "route_not_found", "method_not_allowed", "watch_limit_reached", "webhook_disabled", "operation_refused", "payload_too_large", "unsupported_media_type", "invalid_request", "idempotency_conflict", "rate_limited", "quota_exceeded", "internal_error", "service_busy"]
+ErrorCode = Literal["bad_request", "subscription_required", "live_token_required", "not_found", "no_records", "report_not_found", "route_not_found", "method_not_allowed", "watch_limit_reached", "webhook_disabled", "operation_refused", "payload_too_large", "unsupported_media_type", "invalid_request", "idempotency_conflict", "rate_limited", "quota_exceeded", "internal_error", "service_busy"]
 
 
 class Lot(TypedDict):
@@ -86,11 +86,46 @@ class Report(TypedDict):
 
 class Error(TypedDict):
     # What went wrong, for a program: one of a closed set (docs/api.md lists each with what to do). Absent only from the 401, whose body is exactly {"message":"Unauthenticated."}.
-    code: NotRequired[Literal["bad_request", "subscription_required", "live_token_required", "not_found", "no_records", "route_not_found", "method_not_allowed", "watch_limit_reached", "webhook_disabled", "operation_refused", "payload_too_large", "unsupported_media_type", "invalid_request", "idempotency_conflict", "rate_limited", "quota_exceeded", "internal_error", "service_busy"]]
+    code: NotRequired[Literal["bad_request", "subscription_required", "live_token_required", "not_found", "no_records", "report_not_found", "route_not_found", "method_not_allowed", "watch_limit_reached", "webhook_disabled", "operation_refused", "payload_too_large", "unsupported_media_type", "invalid_request", "idempotency_conflict", "rate_limited", "quota_exceeded", "internal_error", "service_busy"]]
     # What went wrong, for a human.
     message: str
     # Validation failures (422 only): field name to messages.
     errors: NotRequired[Dict[str, List[str]]]
+
+
+LotHistoryVersionsItemChangedValue = TypedDict(
+    "LotHistoryVersionsItemChangedValue",
+    {
+        # The value before: null in a first version, or for a field that was unknown.
+        "from": "Any",
+        # The value after.
+        "to": "Any",
+    },
+)
+
+
+class LotHistoryVersionsItem(TypedDict):
+    # When the import that brought this version ran.
+    observed_at: str
+    # What brought the data: a feed's name, a file's name, `admin-api:<operator token name>`, `demo`, or `before history` for lots stored before history was kept.
+    source: str
+    # What this version changed, by field: `{"from": <value or null>, "to": <value>}`. The first version has every known field (from null); a later one only what it changed. Fields are the Lot's, plus `listing` (`listed` or `left`) when a feed saw the lot leave its auction's listing or come back.
+    changed: Dict[str, LotHistoryVersionsItemChangedValue]
+
+
+class LotHistory(TypedDict):
+    # The auction, a lower-case word.
+    auction: str
+    # The lot id at that auction.
+    lot_id: int
+    # The lot's VIN.
+    vin: str
+    # When the service first stored the lot.
+    first_seen_at: str
+    # When an import last named the lot, whether or not it changed anything.
+    last_seen_at: str
+    # Oldest first.
+    versions: List[LotHistoryVersionsItem]
 
 
 class UsagePlan(TypedDict):
@@ -158,7 +193,7 @@ class DeliveryAttempt(TypedDict):
 class Delivery(TypedDict):
     # The event id (`evt_...`), also sent as Vinhistory-Event-Id.
     event_id: str
-    type: Union[Literal["lot.created"], Literal["lot.updated"], Literal["ping"]]
+    type: Union[Literal["lot.created"], Literal["lot.updated"], Literal["ping"], Literal["batch.completed"]]
     created_at: str
     # pending: not delivered yet, retried; delivered: a 2xx came; failed: given up after 72 hours (or the endpoint was disabled).
     status: Union[Literal["pending"], Literal["delivered"], Literal["failed"]]
@@ -168,6 +203,150 @@ class Delivery(TypedDict):
     attempts: List[DeliveryAttempt]
     # The event exactly as it is sent (docs/webhooks.md).
     event: Dict[str, Any]
+
+
+class Jwk(TypedDict):
+    kty: Literal["OKP"]
+    crv: Literal["Ed25519"]
+    # The public key, base64url.
+    x: str
+    # The key id a signature names: the RFC 7638 thumbprint of the key.
+    kid: str
+    alg: Literal["EdDSA"]
+    use: Literal["sig"]
+
+
+class JwkSet(TypedDict):
+    # Every key the service signs or has signed reports with, the current one first. A rotation adds a key and removes none.
+    keys: List[Jwk]
+
+
+class SignedReport(TypedDict):
+    report: Report
+    # When the service signed this report: the first time its page, PDF or JSON was asked for.
+    issued_at: str
+    # The service that signed it (its PUBLIC_BASE_URL), also for a white-label report shown at a reseller's address.
+    issuer: str
+    # A compact JWS (RFC 7515): header `alg` EdDSA (Ed25519), `kid` of a key in /.well-known/jwks.json; its payload is the UTF-8 bytes of the JSON of `report`. docs/reports.md shows how to check it.
+    signature: str
+
+
+class Batch(TypedDict):
+    # The batch id (`bat_...`).
+    id: str
+    # queued: no item has run yet; running: items are running; done: every item has its result.
+    status: Union[Literal["queued"], Literal["running"], Literal["done"]]
+    # How many items the batch holds.
+    total: int
+    # How many items have their result.
+    done: int
+    # Finished items per HTTP status their search had, e.g. {"200": 7, "404": 2, "422": 1, "429": 0}; a status no item had is left out.
+    counts: Dict[str, int]
+    created_at: str
+    # When the last item finished; null until then.
+    finished_at: Optional[str]
+
+
+class ListBatchesResponse(TypedDict):
+    """A page of batches."""
+    data: List[Batch]
+    # The cursor of the next page, or null.
+    next_cursor: Optional[str]
+
+
+class CreateBatchBodyItemsItem1(TypedDict):
+    """A search by VIN; no other field."""
+    # A VIN, checked by the item's search (a malformed one is that item's 422).
+    vin: str
+
+
+class CreateBatchBodyItemsItem2(TypedDict):
+    """A lookup by lot; no other field."""
+    # An auction word (`copart`, `iaai`, ...), checked by the item's lookup.
+    auction: str
+    lot_id: int
+
+
+class CreateBatchBody(TypedDict):
+    # 1 to 1000 items, each a VIN or an auction lot.
+    items: List[Union[CreateBatchBodyItemsItem1, CreateBatchBodyItemsItem2]]
+
+
+class CatalogueSearchResponse(TypedDict):
+    """One page of lots in the order asked, and the cursor of the next."""
+    # The page: each lot exactly as in a Report (archived photo URLs included).
+    lots: List[Lot]
+    # The cursor of the next page; null on the last page.
+    next_cursor: Optional[str]
+
+
+class MarketValueResponseVehicle(TypedDict):
+    """The vehicle valued: from its stored lots (the newest that names each), else its decoded VIN; or as asked."""
+    make: str
+    model: str
+    year: int
+
+
+# The sale dates the comparables fall in (inclusive): from the start of the UTC day `months` months ago to now.
+MarketValueResponseWindow = TypedDict(
+    "MarketValueResponseWindow",
+    {
+        "from": "str",
+        "to": "str",
+    },
+)
+
+
+class MarketValueResponseComparablesPrice(TypedDict):
+    # Lowest. Whole dollars, rounded half up; null without comparables.
+    min: Optional[int]
+    # 25th percentile (linear, as numpy). Whole dollars, rounded half up; null without comparables.
+    p25: Optional[int]
+    # Median. Whole dollars, rounded half up; null without comparables.
+    median: Optional[int]
+    # 75th percentile. Whole dollars, rounded half up; null without comparables.
+    p75: Optional[int]
+    # Highest. Whole dollars, rounded half up; null without comparables.
+    max: Optional[int]
+
+
+class MarketValueResponseComparablesShareOfRetailValue(TypedDict):
+    # Median of price / retail value over comparables with a retail value, two decimals; null when none.
+    median: Optional[float]
+
+
+class MarketValueResponseComparables(TypedDict):
+    # Sold lots (a sale date in the window, a price above 0) of the same make and model, a year within one, other VINs, the damage when asked.
+    count: int
+    price: MarketValueResponseComparablesPrice
+    share_of_retail_value: MarketValueResponseComparablesShareOfRetailValue
+
+
+class MarketValueResponseByDamageItem(TypedDict):
+    primary_damage: str
+    count: int
+    median_price: int
+
+
+class MarketValueResponseByMonthItem(TypedDict):
+    month: str
+    count: int
+    median_price: int
+
+
+class MarketValueResponse(TypedDict):
+    """The market value; with no comparables, count 0, null figures and empty lists."""
+    # The vehicle valued: from its stored lots (the newest that names each), else its decoded VIN; or as asked.
+    vehicle: MarketValueResponseVehicle
+    # The sale dates the comparables fall in (inclusive): from the start of the UTC day `months` months ago to now.
+    window: MarketValueResponseWindow
+    comparables: MarketValueResponseComparables
+    # Comparables by primary damage (compared on its letters and digits), most first; named by the most frequent spelling.
+    by_damage: List[MarketValueResponseByDamageItem]
+    # Comparables by UTC month of sale, oldest first; months without sales left out.
+    by_month: List[MarketValueResponseByMonthItem]
+    # Up to 10 comparables: same year first, then nearest odometer to the vehicle's latest known one, then newest sale.
+    closest: List[Lot]
 
 
 class SearchPostBody(TypedDict):
@@ -223,7 +402,14 @@ class ResendDeliveryResponse(TypedDict):
     status: Literal["pending"]
 
 
+JwksResponse: TypeAlias = JwkSet
+ListBatchesItem: TypeAlias = Batch
+CreateBatchResponse: TypeAlias = Batch
+GetBatchResponse: TypeAlias = Batch
+GetBatchResultsResponse: TypeAlias = List[Dict[str, Any]]
+CatalogueSearchItem: TypeAlias = Lot
 LotLookupResponse: TypeAlias = Report
+LotHistoryResponse: TypeAlias = LotHistory
 SearchGetResponse: TypeAlias = Report
 SearchPostResponse: TypeAlias = Report
 UsageResponse: TypeAlias = Usage
@@ -234,6 +420,7 @@ GetWebhookResponse: TypeAlias = WebhookEndpoint
 SetWebhookResponse: TypeAlias = Union[SetWebhookResponse200, SetWebhookResponse201]
 ListDeliveriesItem: TypeAlias = Delivery
 TestWebhookResponse: TypeAlias = Delivery
+SignedReportResponse: TypeAlias = SignedReport
 
 
-__all__ = ["ErrorCode", "Lot", "Report", "Error", "Usage", "Watch", "WebhookEndpoint", "DeliveryAttempt", "Delivery", "LotLookupResponse", "SearchGetResponse", "SearchPostBody", "SearchPostResponse", "UsageResponse", "ListWatchesResponse", "ListWatchesItem", "CreateWatchBody", "CreateWatchResponse", "DeleteWatchResponse", "GetWebhookResponse", "SetWebhookBody", "SetWebhookResponse", "ListDeliveriesResponse", "ListDeliveriesItem", "ResendDeliveryResponse", "TestWebhookResponse"]
+__all__ = ["ErrorCode", "Lot", "Report", "Error", "LotHistory", "Usage", "Watch", "WebhookEndpoint", "DeliveryAttempt", "Delivery", "Jwk", "JwkSet", "SignedReport", "Batch", "JwksResponse", "ListBatchesResponse", "ListBatchesItem", "CreateBatchBody", "CreateBatchResponse", "GetBatchResponse", "GetBatchResultsResponse", "CatalogueSearchResponse", "CatalogueSearchItem", "LotLookupResponse", "LotHistoryResponse", "MarketValueResponse", "SearchGetResponse", "SearchPostBody", "SearchPostResponse", "UsageResponse", "ListWatchesResponse", "ListWatchesItem", "CreateWatchBody", "CreateWatchResponse", "DeleteWatchResponse", "GetWebhookResponse", "SetWebhookBody", "SetWebhookResponse", "ListDeliveriesResponse", "ListDeliveriesItem", "ResendDeliveryResponse", "TestWebhookResponse", "SignedReportResponse"]

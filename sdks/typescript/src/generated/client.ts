@@ -3,19 +3,37 @@
 import { ClientCore, type RequestOptions } from '../core.ts';
 import { paginate } from '../paging.ts';
 import type {
+  CatalogueSearchItem,
+  CatalogueSearchParams,
+  CatalogueSearchResponse,
+  CreateBatchBody,
+  CreateBatchParams,
+  CreateBatchResponse,
   CreateWatchBody,
   CreateWatchResponse,
   DeleteWatchParams,
   DeleteWatchResponse,
+  GetBatchParams,
+  GetBatchResponse,
+  GetBatchResultsParams,
+  GetBatchResultsResponse,
   GetWebhookResponse,
+  JwksResponse,
+  ListBatchesItem,
+  ListBatchesParams,
+  ListBatchesResponse,
   ListDeliveriesItem,
   ListDeliveriesParams,
   ListDeliveriesResponse,
   ListWatchesItem,
   ListWatchesParams,
   ListWatchesResponse,
+  LotHistoryParams,
+  LotHistoryResponse,
   LotLookupParams,
   LotLookupResponse,
+  MarketValueParams,
+  MarketValueResponse,
   ResendDeliveryParams,
   ResendDeliveryResponse,
   SearchGetParams,
@@ -25,12 +43,94 @@ import type {
   SearchPostResponse,
   SetWebhookBody,
   SetWebhookResponse,
+  SignedReportParams,
+  SignedReportResponse,
   TestWebhookResponse,
   UsageResponse,
 } from './types.ts';
 
 /** The vinhistory API: one method per operation of its OpenAPI document. Construct it with a token and the service's base URL. */
 export class Vinhistory extends ClientCore {
+  /**
+   * The public keys that sign reports
+   *
+   * A JWK Set (RFC 7517) of every Ed25519 key the service signs reports with, current and earlier: a report signed before a rotation still verifies. Free: no token.
+   *
+   * `GET /.well-known/jwks.json`; errors: 429, 5XX (thrown as a VinhistoryApiError).
+   */
+  jwks(options?: RequestOptions): Promise<JwksResponse> {
+    return this.call<JwksResponse>({ method: 'GET', path: '/.well-known/jwks.json', counted: false, answer: 'json' }, options);
+  }
+
+  /**
+   * The account's batches, newest first
+   *
+   * Cursor paging: pass `next_cursor` as `cursor` for the next page; it is null on the last page.
+   *
+   * `GET /api/v1/batches`; errors: 401, 402, 422, 503, 5XX (thrown as a VinhistoryApiError).
+   */
+  listBatches(params: ListBatchesParams = {}, options?: RequestOptions): Promise<ListBatchesResponse> {
+    return this.call<ListBatchesResponse>({ method: 'GET', path: '/api/v1/batches', query: { limit: params.limit, cursor: params.cursor }, counted: false, answer: 'json' }, options);
+  }
+
+  /** Every item of `GET /api/v1/batches`, page after page (each page one request, following `next_cursor`). */
+  iterListBatches(params: Omit<ListBatchesParams, 'cursor'> = {}, options?: RequestOptions): AsyncGenerator<ListBatchesItem> {
+    return paginate((cursor) => this.listBatches({ ...params, cursor }, options), (page) => page.data);
+  }
+
+  /**
+   * Run up to 1,000 searches in the background
+   *
+   * Body `{"items": [{"vin": "..."} | {"auction": "...", "lot_id": n}, ...]}` (JSON) or a CSV (`Content-Type: text/csv`) with a `vin` column. Each item is a search (or lookup by lot) in every respect: counted against the monthly quota, recorded, its report stored; items past the quota end as 429 items, not as an error of the batch. Items run within the account's per-second rate, using at most half of it (at least 1 per second), so live searches always have the other half. The answer is 202 with the batch queued; follow it with GET /api/v1/batches/{id} or the `batch.completed` webhook event. Idempotency-Key: the same key with the same items answers the same batch (200); with other items, 422.
+   *
+   * `POST /api/v1/batches`; errors: 400, 401, 402, 413, 415, 422, 503, 5XX (thrown as a VinhistoryApiError).
+   *
+   * Counted against the quota: retried on 429 and 503 only when an `idempotencyKey` is given (or `retry: true`), so that a retry is never counted twice.
+   */
+  createBatch(body: CreateBatchBody | string, params: CreateBatchParams = {}, options?: RequestOptions): Promise<CreateBatchResponse> {
+    return this.call<CreateBatchResponse>({ method: 'POST', path: '/api/v1/batches', headers: { 'idempotency-key': params.idempotencyKey }, body, textMediaType: 'text/csv', counted: true, answer: 'json' }, options);
+  }
+
+  /**
+   * A batch and how far it has run
+   *
+   * `counts` holds the finished items per HTTP status; `done` of `total` have run.
+   *
+   * `GET /api/v1/batches/{id}`; errors: 401, 402, 404, 422, 503, 5XX (thrown as a VinhistoryApiError).
+   */
+  getBatch(params: GetBatchParams, options?: RequestOptions): Promise<GetBatchResponse> {
+    return this.call<GetBatchResponse>({ method: 'GET', path: '/api/v1/batches/{id}', pathParams: { id: params.id }, counted: false, answer: 'json' }, options);
+  }
+
+  /**
+   * A batch's results, in input order
+   *
+   * NDJSON (`application/x-ndjson`): one line per item in input order, `{"index", "input", "status", "report", "message"}`, `status` the HTTP status the search had (null for an item that has not run yet), `report` the Report of a 200 (else null) and `message` the error message of any other status (else null). With `Accept: text/csv`: CSV with one row per lot (index, input, status, message, report_url and the Lot's fields; an item without lots is one row).
+   *
+   * `GET /api/v1/batches/{id}/results`; errors: 401, 402, 404, 422, 503, 5XX (thrown as a VinhistoryApiError).
+   */
+  getBatchResults(params: GetBatchResultsParams, options?: RequestOptions): Promise<GetBatchResultsResponse> {
+    return this.call<GetBatchResultsResponse>({ method: 'GET', path: '/api/v1/batches/{id}/results', pathParams: { id: params.id }, counted: false, answer: 'ndjson' }, options);
+  }
+
+  /**
+   * Search the catalogue of lots
+   *
+   * Finds lots by make, model, damage, document, auction, year, odometer, price, sale date, status, location and VIN (whole or masked), all combined with AND, a page at a time with a stable cursor (a lot stored after the first page is never shown twice nor makes another be skipped). Counted like a search (an empty page too), with the same limit headers and Idempotency-Key rule (a repeat of the key must ask the same query). Checks in order: token, subscription, a live token, parameters, per-second rate, monthly quota.
+   *
+   * `GET /api/v1/lots`; errors: 401, 402, 403, 422, 429, 503, 5XX (thrown as a VinhistoryApiError).
+   *
+   * Counted against the quota: retried on 429 and 503 only when an `idempotencyKey` is given (or `retry: true`), so that a retry is never counted twice.
+   */
+  catalogueSearch(params: CatalogueSearchParams = {}, options?: RequestOptions): Promise<CatalogueSearchResponse> {
+    return this.call<CatalogueSearchResponse>({ method: 'GET', path: '/api/v1/lots', query: { make: params.make, model: params.model, primary_damage: params.primary_damage, document: params.document, auction: params.auction, year_min: params.year_min, year_max: params.year_max, odometer_max: params.odometer_max, price_min: params.price_min, price_max: params.price_max, sale_from: params.sale_from, sale_to: params.sale_to, status: params.status, location_zip: params.location_zip, vin: params.vin, sort: params.sort, limit: params.limit, cursor: params.cursor }, headers: { 'idempotency-key': params.idempotencyKey }, counted: true, answer: 'json' }, options);
+  }
+
+  /** Every item of `GET /api/v1/lots`, page after page (each page one request, following `next_cursor`). Each page is a counted call. */
+  iterCatalogueSearch(params: Omit<CatalogueSearchParams, 'cursor'> = {}, options?: RequestOptions): AsyncGenerator<CatalogueSearchItem> {
+    return paginate((cursor) => this.catalogueSearch({ ...params, cursor }, options), (page) => page.lots);
+  }
+
   /**
    * Look up the vehicle of an auction lot
    *
@@ -42,6 +142,32 @@ export class Vinhistory extends ClientCore {
    */
   lotLookup(params: LotLookupParams, options?: RequestOptions): Promise<LotLookupResponse> {
     return this.call<LotLookupResponse>({ method: 'GET', path: '/api/v1/lots/{auction}/{lot_id}', pathParams: { auction: params.auction, lot_id: params.lot_id }, headers: { 'idempotency-key': params.idempotencyKey }, counted: true, answer: 'json' }, options);
+  }
+
+  /**
+   * A lot's history: every state the service has seen of it
+   *
+   * Every version of one lot, oldest first: the first has every known field (from null), each later one what an import changed (from, to), when and from which source. A re-import that changes nothing adds no version but moves last_seen_at. Counted like a search: the monthly quota (a 404 too), the limit headers and the Idempotency-Key rule (a repeat of the key must name the same lot); it stores no report. Checks in order: token, subscription, auction and lot id, per-second rate, monthly quota.
+   *
+   * `GET /api/v1/lots/{auction}/{lot_id}/history`; errors: 401, 402, 404, 422, 429, 503, 5XX (thrown as a VinhistoryApiError).
+   *
+   * Counted against the quota: retried on 429 and 503 only when an `idempotencyKey` is given (or `retry: true`), so that a retry is never counted twice.
+   */
+  lotHistory(params: LotHistoryParams, options?: RequestOptions): Promise<LotHistoryResponse> {
+    return this.call<LotHistoryResponse>({ method: 'GET', path: '/api/v1/lots/{auction}/{lot_id}/history', pathParams: { auction: params.auction, lot_id: params.lot_id }, headers: { 'idempotency-key': params.idempotencyKey }, counted: true, answer: 'json' }, options);
+  }
+
+  /**
+   * What similar cars sold for
+   *
+   * The salvage-auction comparables of a vehicle (by VIN, or by make, model and year): their count, price spread, share of retail value, by damage and by month, and the closest sales. Counted like a search (a VIN that tells no vehicle is a counted 404), with the same limit headers and Idempotency-Key rule (a repeat of the key must ask the same query). Checks in order: token, subscription, a live token, parameters, per-second rate, monthly quota.
+   *
+   * `GET /api/v1/market`; errors: 401, 402, 403, 404, 422, 429, 503, 5XX (thrown as a VinhistoryApiError).
+   *
+   * Counted against the quota: retried on 429 and 503 only when an `idempotencyKey` is given (or `retry: true`), so that a retry is never counted twice.
+   */
+  marketValue(params: MarketValueParams = {}, options?: RequestOptions): Promise<MarketValueResponse> {
+    return this.call<MarketValueResponse>({ method: 'GET', path: '/api/v1/market', query: { vin: params.vin, make: params.make, model: params.model, year: params.year, primary_damage: params.primary_damage, months: params.months }, headers: { 'idempotency-key': params.idempotencyKey }, counted: true, answer: 'json' }, options);
   }
 
   /**
@@ -177,5 +303,16 @@ export class Vinhistory extends ClientCore {
    */
   testWebhook(options?: RequestOptions): Promise<TestWebhookResponse> {
     return this.call<TestWebhookResponse>({ method: 'POST', path: '/api/v1/webhook/test', counted: false, answer: 'json' }, options);
+  }
+
+  /**
+   * A report's signed snapshot
+   *
+   * The Report as the search answered it, with an Ed25519 compact JWS over its bytes. Free: no token, not counted; anyone holding the report link may read it.
+   *
+   * `GET /report/{id}.json`; errors: 404, 429, 5XX (thrown as a VinhistoryApiError).
+   */
+  signedReport(params: SignedReportParams, options?: RequestOptions): Promise<SignedReportResponse> {
+    return this.call<SignedReportResponse>({ method: 'GET', path: '/report/{id}.json', pathParams: { id: params.id }, counted: false, answer: 'json' }, options);
   }
 }

@@ -2,7 +2,7 @@
 // Do not edit: change the service, then run `npm run sdks:generate`.
 
 /** The `code` of an error body: a closed set (docs/api.md lists each with what to do). A 401's body has none. */
-export type ErrorCode = 'bad_request' | 'subscription_required' | 'live_token_required' | 'not_found' | 'no_records' | 'route_not_found' | 'method_not_allowed' | 'watch_limit_reached' | 'webhook_disabled' | 'operation_refused' | 'payload_too_large' | 'unsupported_media_type' | 'invalid_request' | 'idempotency_conflict' | 'rate_limited' | 'quota_exceeded' | 'internal_error' | 'service_busy';
+export type ErrorCode = 'bad_request' | 'subscription_required' | 'live_token_required' | 'not_found' | 'no_records' | 'report_not_found' | 'route_not_found' | 'method_not_allowed' | 'watch_limit_reached' | 'webhook_disabled' | 'operation_refused' | 'payload_too_large' | 'unsupported_media_type' | 'invalid_request' | 'idempotency_conflict' | 'rate_limited' | 'quota_exceeded' | 'internal_error' | 'service_busy';
 
 export type Lot = {
   /** VIN of the vehicle. */
@@ -82,11 +82,38 @@ export type Report = {
 
 export type Error = {
   /** What went wrong, for a program: one of a closed set (docs/api.md lists each with what to do). Absent only from the 401, whose body is exactly {"message":"Unauthenticated."}. */
-  code?: 'bad_request' | 'subscription_required' | 'live_token_required' | 'not_found' | 'no_records' | 'route_not_found' | 'method_not_allowed' | 'watch_limit_reached' | 'webhook_disabled' | 'operation_refused' | 'payload_too_large' | 'unsupported_media_type' | 'invalid_request' | 'idempotency_conflict' | 'rate_limited' | 'quota_exceeded' | 'internal_error' | 'service_busy';
+  code?: 'bad_request' | 'subscription_required' | 'live_token_required' | 'not_found' | 'no_records' | 'report_not_found' | 'route_not_found' | 'method_not_allowed' | 'watch_limit_reached' | 'webhook_disabled' | 'operation_refused' | 'payload_too_large' | 'unsupported_media_type' | 'invalid_request' | 'idempotency_conflict' | 'rate_limited' | 'quota_exceeded' | 'internal_error' | 'service_busy';
   /** What went wrong, for a human. */
   message: string;
   /** Validation failures (422 only): field name to messages. */
   errors?: { [key: string]: Array<string> };
+};
+
+export type LotHistory = {
+  /** The auction, a lower-case word. */
+  auction: string;
+  /** The lot id at that auction. */
+  lot_id: number;
+  /** The lot's VIN. */
+  vin: string;
+  /** When the service first stored the lot. */
+  first_seen_at: string;
+  /** When an import last named the lot, whether or not it changed anything. */
+  last_seen_at: string;
+  /** Oldest first. */
+  versions: Array<{
+    /** When the import that brought this version ran. */
+    observed_at: string;
+    /** What brought the data: a feed's name, a file's name, `admin-api:<operator token name>`, `demo`, or `before history` for lots stored before history was kept. */
+    source: string;
+    /** What this version changed, by field: `{"from": <value or null>, "to": <value>}`. The first version has every known field (from null); a later one only what it changed. Fields are the Lot's, plus `listing` (`listed` or `left`) when a feed saw the lot leave its auction's listing or come back. */
+    changed: { [key: string]: {
+        /** The value before: null in a first version, or for a field that was unknown. */
+        from: unknown;
+        /** The value after. */
+        to: unknown;
+      } };
+  }>;
 };
 
 export type Usage = {
@@ -152,7 +179,7 @@ export type DeliveryAttempt = {
 export type Delivery = {
   /** The event id (`evt_...`), also sent as Vinhistory-Event-Id. */
   event_id: string;
-  type: 'lot.created' | 'lot.updated' | 'ping';
+  type: 'lot.created' | 'lot.updated' | 'ping' | 'batch.completed';
   created_at: string;
   /** pending: not delivered yet, retried; delivered: a 2xx came; failed: given up after 72 hours (or the endpoint was disabled). */
   status: 'pending' | 'delivered' | 'failed';
@@ -163,6 +190,165 @@ export type Delivery = {
   /** The event exactly as it is sent (docs/webhooks.md). */
   event: { [key: string]: unknown };
 };
+
+export type Jwk = {
+  kty: 'OKP';
+  crv: 'Ed25519';
+  /** The public key, base64url. */
+  x: string;
+  /** The key id a signature names: the RFC 7638 thumbprint of the key. */
+  kid: string;
+  alg: 'EdDSA';
+  use: 'sig';
+};
+
+export type JwkSet = {
+  /** Every key the service signs or has signed reports with, the current one first. A rotation adds a key and removes none. */
+  keys: Array<Jwk>;
+};
+
+export type SignedReport = {
+  report: Report;
+  /** When the service signed this report: the first time its page, PDF or JSON was asked for. */
+  issued_at: string;
+  /** The service that signed it (its PUBLIC_BASE_URL), also for a white-label report shown at a reseller's address. */
+  issuer: string;
+  /** A compact JWS (RFC 7515): header `alg` EdDSA (Ed25519), `kid` of a key in /.well-known/jwks.json; its payload is the UTF-8 bytes of the JSON of `report`. docs/reports.md shows how to check it. */
+  signature: string;
+};
+
+export type Batch = {
+  /** The batch id (`bat_...`). */
+  id: string;
+  /** queued: no item has run yet; running: items are running; done: every item has its result. */
+  status: 'queued' | 'running' | 'done';
+  /** How many items the batch holds. */
+  total: number;
+  /** How many items have their result. */
+  done: number;
+  /** Finished items per HTTP status their search had, e.g. {"200": 7, "404": 2, "422": 1, "429": 0}; a status no item had is left out. */
+  counts: { [key: string]: number };
+  created_at: string;
+  /** When the last item finished; null until then. */
+  finished_at: string | null;
+};
+
+/** What `GET /.well-known/jwks.json` (`jwks`) takes beside its body: path, query and header parameters. */
+export type JwksParams = Record<string, never>;
+
+/** What `GET /.well-known/jwks.json` answers on success (200). */
+export type JwksResponse = JwkSet;
+
+/** What `GET /api/v1/batches` (`listBatches`) takes beside its body: path, query and header parameters. */
+export interface ListBatchesParams {
+  /** Items per page, 1 to 100 (25 unless given). */
+  limit?: number | string;
+  /** The `next_cursor` of the previous page, as given. */
+  cursor?: string;
+}
+
+/** What `GET /api/v1/batches` answers on success (200). */
+export type ListBatchesResponse = {
+  data: Array<Batch>;
+  /** The cursor of the next page, or null. */
+  next_cursor: string | null;
+};
+
+/** One item of a page of `GET /api/v1/batches` (its `data`). */
+export type ListBatchesItem = Batch;
+
+/** What `POST /api/v1/batches` (`createBatch`) takes beside its body: path, query and header parameters. */
+export interface CreateBatchParams {
+  /** Optional: 1 to 255 visible ASCII characters (surrounding spaces ignored); anything else is answered 422 with errors['Idempotency-Key']. Repeating a key with the same VIN within 24 hours returns the same report and is not counted again. */
+  idempotencyKey?: string;
+}
+
+/** The JSON body of `POST /api/v1/batches`. */
+export type CreateBatchBody = {
+  /** 1 to 1000 items, each a VIN or an auction lot. */
+  items: Array<{
+    /** A VIN, checked by the item's search (a malformed one is that item's 422). */
+    vin: string;
+  } | {
+    /** An auction word (`copart`, `iaai`, ...), checked by the item's lookup. */
+    auction: string;
+    lot_id: number;
+  }>;
+};
+
+/** What `POST /api/v1/batches` answers on success (200, 202). */
+export type CreateBatchResponse = Batch;
+
+/** What `GET /api/v1/batches/{id}` (`getBatch`) takes beside its body: path, query and header parameters. */
+export interface GetBatchParams {
+  /** The batch id (`bat_...`). */
+  id: string;
+}
+
+/** What `GET /api/v1/batches/{id}` answers on success (200). */
+export type GetBatchResponse = Batch;
+
+/** What `GET /api/v1/batches/{id}/results` (`getBatchResults`) takes beside its body: path, query and header parameters. */
+export interface GetBatchResultsParams {
+  /** The batch id (`bat_...`). */
+  id: string;
+}
+
+/** What `GET /api/v1/batches/{id}/results` answers on success (200). */
+export type GetBatchResultsResponse = Array<{ [key: string]: unknown }>;
+
+/** What `GET /api/v1/lots` (`catalogueSearch`) takes beside its body: path, query and header parameters. */
+export interface CatalogueSearchParams {
+  /** Make, compared on its letters and digits alone, case and accents ignored (HONDA = Honda; MERCEDES-BENZ = Mercedes Benz). */
+  make?: string;
+  /** Model, compared the same way (F-150 = F150 = f 150). */
+  model?: string;
+  /** Primary damage, compared the same way (FRONT END = Front end = front-end). */
+  primary_damage?: string;
+  /** Title or document type: the whole value, case-insensitive. */
+  document?: string;
+  /** Auction, a lower-case word (copart, iaai, ...). */
+  auction?: string;
+  /** Model year from (1886-2100). */
+  year_min?: number | string;
+  /** Model year to (1886-2100), not below year_min. */
+  year_max?: number | string;
+  /** Odometer at most (0-9999999). */
+  odometer_max?: number | string;
+  /** Price from, whole dollars. */
+  price_min?: number | string;
+  /** Price to, whole dollars, not below price_min. */
+  price_max?: number | string;
+  /** Sale date from (inclusive): an ISO date (the start of that UTC day) or date-time with a zone. */
+  sale_from?: string;
+  /** Sale date to (inclusive): an ISO date (the whole UTC day) or date-time with a zone. */
+  sale_to?: string;
+  /** `upcoming`: no sale date or a future one; `sold`: a sale date in the past. */
+  status?: 'upcoming' | 'sold';
+  /** Postal code of the lot location, the whole value. */
+  location_zip?: string;
+  /** A whole VIN, or a masked one as auctions show it: 17 characters, at least the first 11 known, the unknown rest `*` (every VIN with those known characters). */
+  vin?: string;
+  /** Order: sale_date_desc (default; lots without a sale date first, as upcoming), sale_date_asc (without one last), price_asc or price_desc (without a price last). Ties: auction ascending, then lot id descending. */
+  sort?: 'sale_date_desc' | 'sale_date_asc' | 'price_asc' | 'price_desc';
+  /** Lots per page, 1-100 (default 25). */
+  limit?: number | string;
+  /** The next_cursor of the previous page, with the same other parameters. */
+  cursor?: string;
+  /** Optional: 1 to 255 visible ASCII characters (surrounding spaces ignored); anything else is answered 422 with errors['Idempotency-Key']. Repeating a key with the same VIN within 24 hours returns the same report and is not counted again. */
+  idempotencyKey?: string;
+}
+
+/** What `GET /api/v1/lots` answers on success (200). */
+export type CatalogueSearchResponse = {
+  /** The page: each lot exactly as in a Report (archived photo URLs included). */
+  lots: Array<Lot>;
+  /** The cursor of the next page; null on the last page. */
+  next_cursor: string | null;
+};
+
+/** One item of a page of `GET /api/v1/lots` (its `lots`). */
+export type CatalogueSearchItem = Lot;
 
 /** What `GET /api/v1/lots/{auction}/{lot_id}` (`lotLookup`) takes beside its body: path, query and header parameters. */
 export interface LotLookupParams {
@@ -176,6 +362,86 @@ export interface LotLookupParams {
 
 /** What `GET /api/v1/lots/{auction}/{lot_id}` answers on success (200). */
 export type LotLookupResponse = Report;
+
+/** What `GET /api/v1/lots/{auction}/{lot_id}/history` (`lotHistory`) takes beside its body: path, query and header parameters. */
+export interface LotHistoryParams {
+  /** The auction, a lower-case word: one the service holds lots from (`copart`, `iaai`, ...); another word answers 422 (errors.auction). */
+  auction: string;
+  /** The lot id at that auction: a positive whole number (1 to 2147483647); anything else answers 422 (errors.lot_id). */
+  lot_id: number | string;
+  /** Optional: 1 to 255 visible ASCII characters (surrounding spaces ignored); anything else is answered 422 with errors['Idempotency-Key']. Repeating a key with the same VIN within 24 hours returns the same report and is not counted again. */
+  idempotencyKey?: string;
+}
+
+/** What `GET /api/v1/lots/{auction}/{lot_id}/history` answers on success (200). */
+export type LotHistoryResponse = LotHistory;
+
+/** What `GET /api/v1/market` (`marketValue`) takes beside its body: path, query and header parameters. */
+export interface MarketValueParams {
+  /** The vehicle by VIN (its make, model and year from its stored lots, else the decoded VIN). Or give make, model and year. */
+  vin?: string;
+  /** With model and year, instead of vin. */
+  make?: string;
+  /** With make and year. */
+  model?: string;
+  /** With make and model: the model year, 1886-2100. */
+  year?: string;
+  /** Only comparables with this primary damage (compared on its letters and digits). */
+  primary_damage?: string;
+  /** The window in months, 1-36 (default 12). */
+  months?: number | string;
+  /** Optional: 1 to 255 visible ASCII characters (surrounding spaces ignored); anything else is answered 422 with errors['Idempotency-Key']. Repeating a key with the same VIN within 24 hours returns the same report and is not counted again. */
+  idempotencyKey?: string;
+}
+
+/** What `GET /api/v1/market` answers on success (200). */
+export type MarketValueResponse = {
+  /** The vehicle valued: from its stored lots (the newest that names each), else its decoded VIN; or as asked. */
+  vehicle: {
+    make: string;
+    model: string;
+    year: number;
+  };
+  /** The sale dates the comparables fall in (inclusive): from the start of the UTC day `months` months ago to now. */
+  window: {
+    from: string;
+    to: string;
+  };
+  comparables: {
+    /** Sold lots (a sale date in the window, a price above 0) of the same make and model, a year within one, other VINs, the damage when asked. */
+    count: number;
+    price: {
+      /** Lowest. Whole dollars, rounded half up; null without comparables. */
+      min: number | null;
+      /** 25th percentile (linear, as numpy). Whole dollars, rounded half up; null without comparables. */
+      p25: number | null;
+      /** Median. Whole dollars, rounded half up; null without comparables. */
+      median: number | null;
+      /** 75th percentile. Whole dollars, rounded half up; null without comparables. */
+      p75: number | null;
+      /** Highest. Whole dollars, rounded half up; null without comparables. */
+      max: number | null;
+    };
+    share_of_retail_value: {
+      /** Median of price / retail value over comparables with a retail value, two decimals; null when none. */
+      median: number | null;
+    };
+  };
+  /** Comparables by primary damage (compared on its letters and digits), most first; named by the most frequent spelling. */
+  by_damage: Array<{
+    primary_damage: string;
+    count: number;
+    median_price: number;
+  }>;
+  /** Comparables by UTC month of sale, oldest first; months without sales left out. */
+  by_month: Array<{
+    month: string;
+    count: number;
+    median_price: number;
+  }>;
+  /** Up to 10 comparables: same year first, then nearest odometer to the vehicle's latest known one, then newest sale. */
+  closest: Array<Lot>;
+};
 
 /** What `GET /api/v1/search` (`searchGet`) takes beside its body: path, query and header parameters. */
 export interface SearchGetParams {
@@ -320,3 +586,12 @@ export type TestWebhookParams = Record<string, never>;
 
 /** What `POST /api/v1/webhook/test` answers on success (200). */
 export type TestWebhookResponse = Delivery;
+
+/** What `GET /report/{id}.json` (`signedReport`) takes beside its body: path, query and header parameters. */
+export interface SignedReportParams {
+  /** The report id: the UUID at the end of report_url. */
+  id: string;
+}
+
+/** What `GET /report/{id}.json` answers on success (200). */
+export type SignedReportResponse = SignedReport;
