@@ -269,7 +269,7 @@ export function renderPython(model: ApiModel): Rendered {
     `\n\n__all__ = [${['ErrorCode', ...exported].map(str).join(', ')}]\n`;
   const imports = [...exported].sort();
   const clientFile =
-    `${HEADER(model)}from typing import Any, AsyncIterator, Iterator, Optional, Union, cast\n\n` +
+    `${HEADER(model)}from typing import Any, AsyncIterator, Iterator, Literal, Optional, Union, cast\n\n` +
     `from ._core import AsyncCore, CallSpec, RequestOptions, SyncCore\n` +
     `from ._types import (\n${imports.map((name) => `    ${name},`).join('\n')}\n)\n\n\n` +
     `class Vinhistory(SyncCore):\n${docstring(`The ${model.title}, one method per operation of its OpenAPI document (blocking, on httpx.Client).`, '    ')}\n${sync.join('\n')}\n\n` +

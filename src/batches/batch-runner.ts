@@ -23,8 +23,10 @@ export const BATCH_LEASE_MS = 30_000;
 const PENDING_PAGE = 100;
 /** Searches of one batch in flight at once, at most (fewer on a slow plan: its half of the rate). */
 const MAX_IN_FLIGHT = 16;
-/** Item results written in one transaction. */
+/** Item results written in one transaction, at most. */
 const RESULTS_GROUP = 32;
+/** Results wait at most this long to be written: a slow plan's batch shows its progress as it goes. */
+const RESULTS_MAX_WAIT_MS = 1_000;
 /** Batches one runner works on at once. */
 const MAX_BATCHES = 4;
 
@@ -178,9 +180,11 @@ export class BatchRunner {
     // committed but whose result was not yet written replays its search on a re-run.
     let unwritten: { index: number; result: BatchItemResult }[] = [];
     let writing: Promise<unknown> = Promise.resolve();
+    let flushedAt = Date.now();
     const flush = () => {
       const group = unwritten;
       unwritten = [];
+      flushedAt = Date.now();
       writing = writing.then(() => this.options.repos.batches.recordItems(batch.id, group, this.options.now()));
       return writing;
     };
@@ -189,7 +193,7 @@ export class BatchRunner {
         const result = await this.runItem(batch, principal, item, share, go);
         if (result === null) continue;
         unwritten.push({ index: item.index, result });
-        if (unwritten.length >= RESULTS_GROUP) await flush();
+        if (unwritten.length >= RESULTS_GROUP || Date.now() - flushedAt >= RESULTS_MAX_WAIT_MS) await flush();
       }
     };
     try {

@@ -7,7 +7,8 @@ export interface PdfStamp {
   digest: string;
 }
 
-const KEYWORD = 'vinhistory-report';
+// Neutral: a white-label report's PDF carries nothing of ours, not even here.
+const KEYWORD = 'verifiable-report';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**

@@ -119,8 +119,9 @@ describe('SVG bombs (issue 28, F2)', () => {
   test('a logo that runs past its CPU cap kills the child and is refused; the next logo draws in a new child', async () => {
     const strict = new LogoProcess({ caps: { cpuMs: 100 } });
     try {
-      // Within every structural bound, but far more than 100 ms of drawing.
-      const heavy = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="4096" height="1024"><filter id="f"><feGaussianBlur stdDeviation="30"/></filter>${'<rect width="4096" height="1024" filter="url(#f)"/>'.repeat(8)}</svg>`);
+      // Within every structural bound, but far more than 100 ms of drawing (8 layers took about
+      // 170 ms on a quiet machine: too near the cap to be sure of it).
+      const heavy = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="4096" height="1024"><filter id="f"><feGaussianBlur stdDeviation="30"/></filter>${'<rect width="4096" height="1024" filter="url(#f)"/>'.repeat(48)}</svg>`);
       const started = performance.now();
       const outcome = await prepareLogo(heavy, strict);
       expect(outcome).toMatchObject({ kind: 'invalid', message: expect.stringContaining('takes too much work to draw') });

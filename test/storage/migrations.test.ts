@@ -20,8 +20,12 @@ const TABLES = [
   'operator_audit',
   // 0019
   'lot_versions',
+  // 0020
+  'signing_keys', 'report_signatures',
   // 0021
   'feeds', 'feed_listing',
+  // 0022
+  'batches', 'batch_items',
 ].sort();
 
 /** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */

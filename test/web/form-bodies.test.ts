@@ -38,8 +38,8 @@ describe('page routes take form bodies only (issue 28, F7; production configurat
   const routes = postRoutes();
 
   test('finds every POST route of the pages', () => {
-    expect(routes.length).toBe(29);
-    expect(routes).toEqual(expect.arrayContaining(['/login', '/signup', '/forgot-password', '/reset-password', '/account/brand', '/account/settings/password', '/admin/login', '/admin/logout']));
+    expect(routes.length).toBe(31);
+    expect(routes).toEqual(expect.arrayContaining(['/login', '/signup', '/forgot-password', '/reset-password', '/account/brand', '/account/settings/password', '/admin/login', '/admin/logout', '/verify', '/account/batches']));
   });
 
   test('a JSON or text body is 415 on every one, logged in or not, with a page saying so', async () => {

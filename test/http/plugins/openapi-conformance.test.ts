@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../../../src/domain/watch.ts';
+import { encodeCatalogueCursor } from '../../../src/market/market-query.ts';
 import { createTestApp, type TestApp } from '../../support/app.ts';
 import { createCustomer, makeLot, validVin, type Customer } from '../../support/fixtures.ts';
 
@@ -39,6 +40,24 @@ const OVERRIDES: Record<string, unknown[]> = {
   cursor: [encodeCursor({ createdAt: '2000-01-01T00:00:00.000Z', id: 'wch_0000000000000000' })],
 };
 
+/** The same, where an operation's cursor has a shape of its own (the catalogue's: its sort and position). */
+const OPERATION_OVERRIDES: Record<string, Record<string, unknown[]>> = {
+  'GET /api/v1/lots': { cursor: [encodeCatalogueCursor('sale_date_desc', { value: '0000-01-01T00:00:00.000Z', auction: 'zzz', lotId: 0 })] },
+};
+
+/**
+ * Parameters the document states in words as going together, which a schema cannot say: the
+ * market's vehicle is `vin`, or `make`, `model` and `year` together. An operation listed here is
+ * asked with `base` beside each parameter, and a parameter named in `with` with its companions
+ * instead of `base`.
+ */
+const COMPANIONS: Record<string, { base: Record<string, string>; with: Record<string, Record<string, string>> }> = {
+  'GET /api/v1/market': {
+    base: { vin: '1HGCV1F36LA000011' },
+    with: { vin: {}, make: { model: 'ACCORD', year: '2020' }, model: { make: 'HONDA', year: '2020' }, year: { make: 'HONDA', model: 'ACCORD' } },
+  },
+};
+
 interface Variant {
   path: Record<string, string>;
   query: Record<string, string>;
@@ -49,18 +68,21 @@ interface Variant {
 
 function variantsOf(operation: Json, where: string): Variant[] {
   const parameters: Json[] = operation.parameters ?? [];
-  const valuesOf = (name: string, schema: Json) => OVERRIDES[name] ?? validValues(schema, `${where} ${name}`);
+  const overrides = { ...OVERRIDES, ...OPERATION_OVERRIDES[where] };
+  const companions = COMPANIONS[where];
+  const valuesOf = (name: string, schema: Json) => overrides[name] ?? validValues(schema, `${where} ${name}`);
   // A parameter's examples are the parameter's in OpenAPI (a map of named examples), not its schema's.
   const parameterValues = (parameter: Json): unknown[] => {
     const named = parameter.examples ? Object.values<Json>(parameter.examples).map((example) => example.value) : [];
     const examples = parameter.example !== undefined ? [parameter.example] : named;
-    return OVERRIDES[parameter.name] ?? (examples.length > 0 ? examples : validValues(parameter.schema, `${where} ${parameter.name}`));
+    return overrides[parameter.name] ?? (examples.length > 0 ? examples : validValues(parameter.schema, `${where} ${parameter.name}`));
   };
   const base: Variant = { path: {}, query: {}, headers: {}, body: undefined, label: 'required only' };
   const into = { path: 'path', query: 'query', header: 'headers' } as const;
   for (const parameter of parameters) {
     if (parameter.required) base[into[parameter.in as keyof typeof into]][parameter.name] = String(parameterValues(parameter)[0]);
   }
+  if (companions) base.query = { ...base.query, ...companions.base };
   const body: Json | undefined = operation.requestBody?.content?.['application/json']?.schema;
   const minimalBody = (branch: Json): Json =>
     Object.fromEntries([...(body!.required ?? []), ...(branch.required ?? [])].map((name: string) => [name, valuesOf(name, body!.properties[name])[0]]));
@@ -69,6 +91,8 @@ function variantsOf(operation: Json, where: string): Variant[] {
   for (const parameter of parameters) {
     for (const value of parameterValues(parameter)) {
       const variant = structuredClone(base);
+      const together = parameter.in === 'query' ? companions?.with[parameter.name] : undefined;
+      if (together) variant.query = { ...together };
       variant[into[parameter.in as keyof typeof into]][parameter.name] = String(value);
       variant.label = `${parameter.in} ${parameter.name}=${String(value).slice(0, 40)}${String(value).length > 40 ? `... (${String(value).length})` : ''}`;
       variants.push(variant);

@@ -45,6 +45,9 @@ describe('report PDF print bounds (production configuration)', () => {
     const search = await t.app.inject({ method: 'POST', url: '/api/v1/search', headers: { authorization: customer.token }, payload: { vin } });
     expect(search.statusCode).toBe(200);
     reportPath = new URL(search.json().report_url as string).pathname;
+    // The report is signed at its first need: signed before the test, every request below reads the
+    // kept signature in turn and reaches the PDF cache in the order it was sent.
+    expect((await t.app.inject({ url: `${reportPath}.json` })).statusCode).toBe(200);
   });
   afterAll(async () => {
     for (const response of held) response.destroy();

@@ -41,7 +41,7 @@ const BatchItemInputSchema = Type.Union([
 ]);
 
 const BatchBodySchema = Type.Object({
-  items: Type.Array(BatchItemInputSchema, { minItems: 1, maxItems: MAX_BATCH_ITEMS, description: `1 to ${MAX_BATCH_ITEMS} items, each a VIN or an auction lot.` }),
+  items: Type.Array(BatchItemInputSchema, { minItems: 1, maxItems: MAX_BATCH_ITEMS, description: `1 to ${MAX_BATCH_ITEMS} items, each a VIN or an auction lot.`, examples: [[{ vin: '4JGBF7BE5AA585531' }, { auction: 'copart', lot_id: 90000011 }]] }),
 });
 
 const CsvBodySchema = Type.String({

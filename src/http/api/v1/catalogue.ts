@@ -10,7 +10,7 @@ import { IdempotencyHeaders, limitHeaders, replayedHeader } from './search.ts';
 const { 413: _bodyTooLarge, 404: _noRecords, ...errorResponses } = searchErrorResponses;
 
 const text = (description: string, maxLength = MAX_NAME_CHARS) => Type.Optional(Type.String({ description, maxLength }));
-const whole = (description: string) => Type.Optional(Type.String({ description, pattern: '^[0-9]{1,10}$' }));
+const whole = (description: string, example: string) => Type.Optional(Type.String({ description, pattern: '^[0-9]{1,10}$', examples: [example] }));
 
 /** Every parameter in words; the service checks them (a bad one, or an unknown one, is 422 with errors.<parameter>). */
 export const CatalogueQuerySchema = Type.Object(
@@ -20,11 +20,11 @@ export const CatalogueQuerySchema = Type.Object(
     primary_damage: text('Primary damage, compared the same way (FRONT END = Front end = front-end).'),
     document: text('Title or document type: the whole value, case-insensitive.'),
     auction: Type.Optional(Type.String({ description: 'Auction, a lower-case word (copart, iaai, ...).', maxLength: 40 })),
-    year_min: whole('Model year from (1886-2100).'),
-    year_max: whole('Model year to (1886-2100), not below year_min.'),
-    odometer_max: whole('Odometer at most (0-9999999).'),
-    price_min: whole('Price from, whole dollars.'),
-    price_max: whole('Price to, whole dollars, not below price_min.'),
+    year_min: whole('Model year from (1886-2100).', '2018'),
+    year_max: whole('Model year to (1886-2100), not below year_min.', '2020'),
+    odometer_max: whole('Odometer at most (0-9999999).', '120000'),
+    price_min: whole('Price from, whole dollars.', '1000'),
+    price_max: whole('Price to, whole dollars, not below price_min.', '20000'),
     sale_from: Type.Optional(Type.String({ description: 'Sale date from (inclusive): an ISO date (the start of that UTC day) or date-time with a zone.', maxLength: 40, examples: ['2026-01-01'] })),
     sale_to: Type.Optional(Type.String({ description: 'Sale date to (inclusive): an ISO date (the whole UTC day) or date-time with a zone.', maxLength: 40, examples: ['2026-11-30'] })),
     status: Type.Optional(Type.String({ description: '`upcoming`: no sale date or a future one; `sold`: a sale date in the past.', enum: ['upcoming', 'sold'] })),
@@ -42,7 +42,7 @@ export const CatalogueQuerySchema = Type.Object(
         enum: [...CATALOGUE_SORTS],
       }),
     ),
-    limit: Type.Optional(Type.String({ description: `Lots per page, 1-${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`, pattern: '^[0-9]{1,3}$' })),
+    limit: Type.Optional(Type.String({ description: `Lots per page, 1-${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`, pattern: '^[0-9]{1,3}$', examples: ['25'] })),
     cursor: Type.Optional(Type.String({ description: 'The next_cursor of the previous page, with the same other parameters.', maxLength: MAX_CURSOR_CHARS })),
   },
   { additionalProperties: false },

@@ -60,12 +60,12 @@ const _sameShape: [MarketValue extends Omit<Answered, 'closest'> ? true : never,
 
 const MarketQuerySchema = Type.Object(
   {
-    vin: Type.Optional(Type.String({ description: 'The vehicle by VIN (its make, model and year from its stored lots, else the decoded VIN). Or give make, model and year.', examples: ['1HGCV1F30LA000011'] })),
+    vin: Type.Optional(Type.String({ description: 'The vehicle by VIN (its make, model and year from its stored lots, else the decoded VIN). Or give make, model and year.', examples: ['1HGCV1F36LA000011'] })),
     make: Type.Optional(Type.String({ description: 'With model and year, instead of vin.', maxLength: MAX_NAME_CHARS, examples: ['HONDA'] })),
     model: Type.Optional(Type.String({ description: 'With make and year.', maxLength: MAX_NAME_CHARS, examples: ['ACCORD'] })),
     year: Type.Optional(Type.String({ description: 'With make and model: the model year, 1886-2100.', pattern: '^[0-9]{4}$', examples: ['2020'] })),
     primary_damage: Type.Optional(Type.String({ description: 'Only comparables with this primary damage (compared on its letters and digits).', maxLength: MAX_NAME_CHARS })),
-    months: Type.Optional(Type.String({ description: 'The window in months, 1-36 (default 12).', pattern: '^[0-9]{1,2}$' })),
+    months: Type.Optional(Type.String({ description: 'The window in months, 1-36 (default 12).', pattern: '^[0-9]{1,2}$', examples: ['12'] })),
   },
   { additionalProperties: false },
 );
