@@ -12,6 +12,7 @@ import { inTransaction } from '../storage/transaction.ts';
 import { queueBatchCompleted } from '../webhooks/batch-events.ts';
 import { batchShare } from './pacing.ts';
 import { failed, itemResultOf, SUBSCRIPTION_REQUIRED_MESSAGE, UNAUTHENTICATED_MESSAGE } from './item-result.ts';
+import { WakeablePause } from '../wakeable-pause.ts';
 
 /**
  * How long a runner's claim holds a batch: renewed every third of it while the batch runs, so a
@@ -62,7 +63,7 @@ export class BatchRunner {
   private readonly active = new Map<string, Promise<void>>();
   private running: Promise<void> | null = null;
   private stopping = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly pause = new WakeablePause({ holdsProcess: false });
 
   constructor(private readonly options: BatchRunnerOptions) {
     this.pollMs = options.pollMs ?? 2_000;
@@ -83,7 +84,7 @@ export class BatchRunner {
 
   /** Looks for batches now rather than at the next poll (one was just made). */
   wake(): void {
-    this.wakeUp?.();
+    this.pause.wake();
   }
 
   /** Claims nothing more, lets the searches in flight finish and gives the leases up, so that the next start takes the batches at once. */
@@ -117,15 +118,7 @@ export class BatchRunner {
         this.options.log.warn({ err: error }, 'could not claim batches');
       }
       if (this.stopping) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.pollMs);
-        timer.unref();
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeUp = null;
+      await this.pause.for(this.pollMs);
     }
   }
 

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ClaimedEvent } from '../domain/webhook.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { DELIVERY_TIMEOUT_MS, type SendResult, type WebhookSender } from './webhook-sender.ts';
+import { WakeablePause } from '../wakeable-pause.ts';
 
 /**
  * How long a claim holds an event unless WEBHOOK_LEASE_MS says otherwise: well past the 10 s an attempt may take and the time to record
@@ -50,7 +51,7 @@ export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<unknown>>();
   private running: Promise<void> | null = null;
   private stopping = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly pause = new WakeablePause({ holdsProcess: true });
   private lastPrune = Number.NEGATIVE_INFINITY;
   private pruning: Promise<number> | null = null;
 
@@ -74,7 +75,7 @@ export class DeliveryWorker {
 
   /** Looks for due events now instead of at the next poll (an event was just queued). */
   wake(): void {
-    this.wakeUp?.();
+    this.pause.wake();
   }
 
   async stop(): Promise<void> {
@@ -169,21 +170,7 @@ export class DeliveryWorker {
       if (this.stopping) break;
       // More may be due when every free place was filled; otherwise wait for a poll, a wake-up or a free place.
       if (free > 0 && claimed.length === free) continue;
-      await this.pause(this.pollMs);
+      await this.pause.for(this.pollMs);
     }
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = null;
-        done();
-      };
-    });
   }
 }
