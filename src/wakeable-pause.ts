@@ -1,7 +1,7 @@
 /**
  * The pause of a background loop between two polls, ended early by wake(): work was just queued, a
- * place came free, or the loop is stopping. The webhook delivery worker and the batch runner share
- * it.
+ * place came free, or the loop is stopping. The webhook and mail delivery workers and the batch
+ * runner share it.
  */
 export class WakeablePause {
   private wakeUp: (() => void) | null = null;

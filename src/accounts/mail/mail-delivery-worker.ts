@@ -3,6 +3,7 @@ import type { ClaimedMail, MailKind } from '../../domain/mail.ts';
 import type { MailQueueRepository } from '../../storage/repositories/mail-queue-repository.ts';
 import type { MailQueue } from './mail-queue.ts';
 import type { MailMessage, MailSender } from './mail-sender.ts';
+import { WakeablePause } from '../../wakeable-pause.ts';
 
 /** What a queued message becomes at send time: a message (and the secrets it carries), or nothing to send. */
 export type PreparedMail =
@@ -71,7 +72,8 @@ export class MailDeliveryWorker {
   private running: Promise<void> | null = null;
   private stopping = false;
   private woken = false;
-  private wakeSleeper: (() => void) | null = null;
+  // The server's listening socket keeps the process up, not this pause's timer.
+  private readonly pause = new WakeablePause({ holdsProcess: false });
   private unsubscribe: (() => void) | null = null;
   private nextPruneAt = 0;
 
@@ -117,9 +119,7 @@ export class MailDeliveryWorker {
 
   private wake(): void {
     this.woken = true;
-    const wake = this.wakeSleeper;
-    this.wakeSleeper = null;
-    wake?.();
+    this.pause.wake();
   }
 
   private async loop(): Promise<void> {
@@ -134,22 +134,8 @@ export class MailDeliveryWorker {
         this.deps.log.warn({ err: error }, 'mail delivery pass failed');
       }
       // A full batch may have more behind it; a message queued during the pass is due now.
-      if (!full && !this.woken && !this.stopping) await this.sleep(this.tuning.pollMs);
+      if (!full && !this.woken && !this.stopping) await this.pause.for(this.tuning.pollMs);
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeSleeper = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      // The server's listening socket keeps the process up, not this timer.
-      timer.unref();
-      this.wakeSleeper = done;
-    });
   }
 
   private async pruneNowAndThen(): Promise<void> {
