@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   'plan.create',
   'operator_token.create',
   'operator_token.revoke',
+  'signing_key.rotate',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

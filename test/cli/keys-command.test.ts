@@ -42,6 +42,13 @@ describe('vinhistory keys', () => {
       const rows = await again.db.kysely.selectFrom('signing_keys').selectAll().execute();
       expect(rows).toHaveLength(2);
       for (const row of rows) expect(row.private_sealed).not.toMatch(/PRIVATE KEY/);
+      // Each rotation is in the operators' audit log, naming the new key.
+      const audit = await again.db.kysely.selectFrom('operator_audit').select(['action', 'target', 'actor']).orderBy('id').execute();
+      expect(audit.map((entry) => [entry.action, entry.target])).toEqual([
+        ['signing_key.rotate', made.kid],
+        ['signing_key.rotate', kid],
+      ]);
+      expect(audit[0]!.actor).toMatch(/^cli:/);
       const keys = new SigningKeys({ repo: again.repos.reportSignatures, secrets: new SecretKeeper(null, again.repos.settings) });
       const signer = await keys.signer();
       expect(signer.kid).toBe(kid);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { withDatabase } from '../database.ts';
+import { cliActor } from '../operator.ts';
 import { formatTable } from '../table.ts';
 
 const when = (iso: string) => iso.slice(0, 19).replace('T', ' ');
@@ -34,7 +35,11 @@ export function registerKeysCommands(program: Command): void {
     .description('make a new signing key the current one; earlier keys stay published and keep verifying what they signed')
     .option('--json', 'print the new key as JSON')
     .action(async (options: { json?: boolean }) => {
-      const made = await withDatabase(({ services }) => services.signingKeys.rotate());
+      const made = await withDatabase(async ({ services }) => {
+        const key = await services.signingKeys.rotate();
+        await services.operations.record(cliActor(), 'signing_key.rotate', key.kid, {});
+        return key;
+      });
       if (options.json) {
         process.stdout.write(`${JSON.stringify({ kid: made.kid, created_at: made.createdAt, current: true })}\n`);
         return;
