@@ -71,7 +71,7 @@ function readThrough(file: string): number {
  * vehicle as likely as another, as a fresh load's list has them. A vehicle is taken when its first
  * lot's rowid falls on the stride; taking it when any of its lots did (as before) made a vehicle
  * with four lots four times as likely as one with one, and the answers about a fifth larger than
- * a fresh load's (docs/benchmarks.md, issue 10, scale of data).
+ * a fresh load's (docs/benchmarks.md, the search's "Method").
  */
 async function sampleVins(db: Awaited<ReturnType<typeof openDatabase>>): Promise<string[]> {
   const { rows } = await sql<{ vin: string }>`select vin from lots as l where rowid % (1 + (select max(rowid) from lots) / 200000) = 0 and rowid = (select min(rowid) from lots where vin = l.vin)`.execute(db.kysely);

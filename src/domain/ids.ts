@@ -40,7 +40,8 @@ export function newId(prefix: IdPrefix): string {
  * 5138) and 11 random ones (about 57 bits, so ids of one millisecond do not collide). For rows
  * written on every search: a random primary key puts each insert on a random page of its index,
  * and every such page is a whole page more to write into the WAL and checkpoint (4 KiB of the
- * 18 KiB a search wrote); a key that grows with time appends instead (docs/benchmarks.md, issue 10).
+ * 18 KiB a search wrote); a key that grows with time appends instead (docs/benchmarks.md,
+ * "Measured choices on the search path").
  */
 export function newSortableId(prefix: IdPrefix, now = Date.now()): string {
   return `${prefix}_${now.toString(36).padStart(9, '0')}${randomChars(ALPHABET, 11)}`;

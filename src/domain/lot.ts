@@ -77,7 +77,7 @@ export const LOT_FIELDS = Object.keys(LotSchema.properties) as (keyof Lot)[];
  * A lot as the API's JSON text, its fields in LOT_FIELDS order: what the lots store answers a
  * search with (built by the database from the row), spliced unparsed into the answer and into the
  * report's snapshot. Parsing and serialising it again cost a search more than reading it
- * (docs/benchmarks.md, issue 10).
+ * (docs/benchmarks.md, "Measured choices on the search path").
  */
 export type LotJson = string & { readonly __lotJson: unique symbol };
 

@@ -146,7 +146,8 @@ type Level = (typeof LEVELS)[number];
  * Fastify's childLoggerFactory: the request's logger, made a pino child only when a line at an
  * enabled level is written to it. Fastify makes a child per request (bound to the request id), and
  * with redaction on pino runs the bindings through the redactor at once: 7-10 µs of a search's CPU
- * (docs/benchmarks.md, issue 10) for a logger that, at the usual levels, a request seldom writes to.
+ * (docs/benchmarks.md, "Measured choices on the search path") for a logger that, at the usual
+ * levels, a request seldom writes to.
  */
 export function lazyRequestLogger(parent: Logger, bindings: Bindings, options: ChildLoggerOptions): Logger {
   // Fastify's own no-op logger (`logger: false`) has no levels to check: it is cheap as it is.

@@ -47,7 +47,8 @@ export class PrincipalRecheck {
         // `is_default = 1` as a literal, never a bound parameter: it matches the partial index
         // brands_one_default_idx, and SQLite re-prepares a statement whose parameter it compared with a
         // partial index's condition whenever that parameter is bound again (on every search: 0.6 M
-        // more instructions a search, docs/benchmarks.md, issue 23).
+        // more instructions a search; docs/decisions.md, "A literal where a partial index's condition
+        // is compared").
         .leftJoin('brands as db', (join) => join.onRef('db.account_id', '=', 't.account_id').on('db.is_default', '=', sql.lit(1)))
         .select(['t.id as id', 'tb.id as tokenBrandId', 'tb.report_base_url as tokenBrandBaseUrl', 'db.report_base_url as defaultBrandBaseUrl'])
         .where('t.id', '=', p.tokenId)
@@ -65,7 +66,7 @@ export class PrincipalRecheck {
         .orderBy('s.started_at', 'desc')
         .orderBy('s.id', 'desc')
         // A literal, not a bound parameter: SQLite ran this probe in 38 µs with `limit ?` and in
-        // 7 µs with `limit 1` (the same plan either way; docs/benchmarks.md, issue 10).
+        // 7 µs with `limit 1` (the same plan either way; docs/decisions.md, "The search path's SQLite writes").
         .limit(sql.lit(1)),
     );
   }

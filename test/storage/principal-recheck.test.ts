@@ -162,7 +162,8 @@ describe.each(DIALECTS)('PrincipalRecheck.holds (%s)', (dialect) => {
  * SQLite (built with STAT4, as better-sqlite3 is) re-prepares a statement every time a parameter
  * it compared with a partial index's condition is bound to a new value: a search's commit paid a
  * parse and plan per search (0.6 M instructions) for `is_default = ?` beside
- * brands_one_default_idx (docs/benchmarks.md, issue 23). The search path's statements state such
+ * brands_one_default_idx (docs/decisions.md, "A literal where a partial index's condition is
+ * compared"). The search path's statements state such
  * conditions as literals.
  */
 describe('the search path binds no parameter that a partial index condition is compared with', () => {

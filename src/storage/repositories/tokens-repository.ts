@@ -193,7 +193,8 @@ function principalQuery(k: Kysely<Database>, at: string) {
       // `is_default = 1` as a literal, never a bound parameter: it matches the partial index
       // brands_one_default_idx, and SQLite re-prepares a statement whose parameter it compared with a
       // partial index's condition whenever that parameter is bound again (on every search: 0.6 M
-      // more instructions a search, docs/benchmarks.md, issue 23).
+      // more instructions a search; docs/decisions.md, "A literal where a partial index's condition
+      // is compared").
       .leftJoin('brands as db', (join) => join.onRef('db.account_id', '=', 't.account_id').on('db.is_default', '=', sql.lit(1)))
       .select([
         't.id as tokenId',

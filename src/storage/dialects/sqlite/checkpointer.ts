@@ -47,7 +47,8 @@ export interface Checkpointer {
 /**
  * The WAL's size past which it is restarted: 512 MiB. A restart holds the write lock while it
  * copies the last frames and syncs the database (tens of milliseconds, during which searches wait
- * to commit); at 64 MiB that came every 2 s at 1,000 searches a second and set the p99 (docs/benchmarks.md).
+ * to commit); at 64 MiB that came every 2 s at 1,000 searches a second and set the p99
+ * (docs/decisions.md, "The WAL is bounded").
  */
 export const WAL_RESTART_BYTES = 512 * 1024 * 1024;
 export const SQLITE_PAGE_BYTES = 4096;
@@ -57,7 +58,7 @@ export const SQLITE_PAGE_BYTES = 4096;
  * file, and the server's own writes wait on the disk meanwhile; ten times a second each fsync
  * carries a tenth of the pages. On 100k lots the p99 at 1,000 searches/s was 4.2-9.5 ms in nine
  * runs of ten at 100 ms against 5.9-11.1 (and one 50 ms) at one second; on a 1M database in the
- * page cache the two were alike (docs/benchmarks.md, issue 10, third round). A checkpoint with
+ * page cache the two were alike (docs/decisions.md, "Checkpoints every 100 ms"). A checkpoint with
  * nothing new to copy does nothing.
  */
 export const CHECKPOINT_INTERVAL_MS = 100;

@@ -18,7 +18,7 @@ export interface SqliteOptions {
 /**
  * Kysely's SQLite driver prepares every query anew; the repository code issues the same few
  * statements over and over, so a bounded cache of prepared statements removes SQLite's parse and
- * plan step from the hot path (see docs/benchmarks.md).
+ * plan step from the hot path (docs/benchmarks.md, "Measured choices on the search path").
  */
 function withStatementCache(db: BetterSqlite3.Database, limit = 500): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
@@ -86,7 +86,8 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
   raw.pragma('foreign_keys = ON');
   raw.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
   // Reads through a memory map and a 64 MiB page cache instead of read() calls into a 2 MiB
-  // cache: a lookup by VIN on 100k lots went from 68 to 21 µs (docs/benchmarks.md).
+  // cache: a lookup by VIN on 100k lots went from 68 to 21 µs (docs/benchmarks.md,
+  // "Measured choices on the search path").
   raw.pragma('mmap_size = 268435456');
   raw.pragma('cache_size = -65536');
   if (options.backgroundCheckpoint && options.file !== ':memory:') {

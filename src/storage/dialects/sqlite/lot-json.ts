@@ -13,7 +13,7 @@ const PAIRS = LOT_FIELDS.filter((field) => field !== 'images')
  * that order them. One probe of lots_vin_idx; the row's values never become JavaScript values one
  * by one. `images`, the last field, is stored as JSON text (JSON.stringify of the list) and is
  * spliced in by withImages(): passing it through json() made SQLite parse and print it again, a
- * quarter of the read's time (docs/benchmarks.md, issue 10).
+ * quarter of the read's time (docs/benchmarks.md, "Measured choices on the search path").
  */
 export function lotsJsonByVinSqlite(k: Kysely<Database>, vin: string) {
   return k

@@ -34,7 +34,7 @@ class UnitFailed {
  * after another with nothing around each, and only when one throws is the transaction rolled back
  * and run again with each unit in a savepoint of its own. Units do not throw but for a fault (a
  * constraint a bug broke, a full disk), and a SAVEPOINT and RELEASE around every unit cost a
- * search 5 µs (docs/benchmarks.md, issue 10). The statements are prepared once from the
+ * search 5 µs (docs/decisions.md, "No savepoint per search"). The statements are prepared once from the
  * Kysely-built SQL the repositories hold (direct-statements.ts): an async driver hop per statement
  * cost more than the statement.
  *

@@ -53,7 +53,7 @@ function fromWire(error: WireError): Error {
  * those of the in-process commit (search-batch.ts); what moves off the event loop is the commit's
  * work (a third of a search's CPU) and its waits: for the write lock while a CLI import or the
  * checkpointer holds it, and for the disk when a write stalls, which on the event loop held every
- * request (docs/benchmarks.md, issue 10). Searches that ask to commit while a batch is in the thread
+ * request (docs/benchmarks.md, "The commit thread"). Searches that ask to commit while a batch is in the thread
  * go together in the next one; each is answered only after its batch's COMMIT.
  */
 export class SqliteSearchCommitThread implements SearchCommit {
