@@ -333,7 +333,7 @@ export function createContainer(options: ContainerOptions): Container {
     log: log.child({ component: 'feeds' }),
     now,
     leaseMs: config.feeds.leaseMs,
-    pollMs: overrides.feedPollMs ?? 15_000,
+    pollMs: overrides.feedPollMs ?? config.feeds.pollMs,
   });
   metrics.watchFeeds(async () => (await repos.feeds.list()).map((feed) => ({ name: feed.name, lastSuccessAt: feed.lastSuccessAt, newestLotAt: feed.newestLotAt, failuresInRow: feed.failuresInRow, paused: feed.paused })));
   const feeds = new FeedService({ feeds: repos.feeds, scheduler: feedScheduler, outbound, seal: (secret) => secrets.seal(secret), now });
