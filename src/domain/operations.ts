@@ -19,6 +19,11 @@ export const AUDIT_ACTIONS = [
   'plan.create',
   'operator_token.create',
   'operator_token.revoke',
+  'feed.add',
+  'feed.run',
+  'feed.pause',
+  'feed.resume',
+  'feed.remove',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
