@@ -7,11 +7,12 @@
  * Runs alternate (import, feed, import, feed) so that a busy machine weighs on both alike.
  * See docs/benchmarks.md.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
@@ -58,6 +59,32 @@ async function fresh(dir: string, name: string): Promise<{ db: Db; services: Con
   };
 }
 
+/**
+ * CPU seconds used so far by the event loop's thread and by the whole process (Linux: /proc), so
+ * that what a pull costs the thread that answers searches shows apart from the machine's load.
+ */
+function cpuSeconds(): { loop: number; process: number } | null {
+  try {
+    const fields = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = (stat: string) => Number(fields(stat)[11]) + Number(fields(stat)[12]);
+    return { loop: ticks(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')) / 100, process: ticks(readFileSync('/proc/self/stat', 'utf8')) / 100 };
+  } catch {
+    return null;
+  }
+}
+
+/** The pulls' batches by how long each held the write lock (vinhistory_feed_batch_write_seconds), as a line. */
+async function batchLock(services: Container): Promise<string> {
+  const { values } = await services.metrics.feedBatchWrite.get();
+  const count = values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+  const sum = values.find((v) => v.metricName?.endsWith('_sum'))?.value ?? 0;
+  if (count === 0) return 'none measured (batches stored on the event loop)';
+  const buckets = values
+    .filter((v) => v.metricName?.endsWith('_bucket') && (v.labels as Record<string, unknown>).le !== '+Inf')
+    .map((v) => `<= ${Number((v.labels as Record<string, unknown>).le) * 1000} ms: ${((100 * v.value) / count).toFixed(1)}%`);
+  return `${count} batches, mean ${((1000 * sum) / count).toFixed(1)} ms; ${buckets.join(', ')}`;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { lots: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, batch: { type: 'string', default: '250' }, help: { type: 'boolean' } } });
   if (values.help) {
@@ -89,6 +116,7 @@ async function main(): Promise<void> {
 
   const importRates: number[] = [];
   const feedRates: number[] = [];
+  const loopShares: string[] = [];
   let searchDb: { db: Db; services: Container; close: () => Promise<void> } | null = null;
   try {
     for (let round = 0; round < rounds; round++) {
@@ -103,8 +131,15 @@ async function main(): Promise<void> {
       const pulled = await fresh(dir, `feed-${round}`);
       await pulled.services.feeds.add({ name: 'bench', url, format: 'copart-csv' });
       started = performance.now();
+      const cpuBefore = cpuSeconds();
       const run = await pulled.services.feeds.runNow('bench', false);
       const feedSeconds = (performance.now() - started) / 1000;
+      const cpuAfter = cpuSeconds();
+      if (cpuBefore && cpuAfter) {
+        const loop = cpuAfter.loop - cpuBefore.loop;
+        const all = cpuAfter.process - cpuBefore.process;
+        loopShares.push(`${loop.toFixed(1)} of ${all.toFixed(1)} CPU s (${((1e6 * loop) / count).toFixed(0)} µs a lot on the loop)`);
+      }
       if (run.kind !== 'done' || run.result.status !== 'ok') throw new Error(`the pull failed: ${JSON.stringify(run)}`);
       feedRates.push(run.result.counts.inserted / feedSeconds);
       log(`round ${round + 1}: feed   ${int.format(run.result.counts.inserted)} lots in ${feedSeconds.toFixed(1)} s (${int.format(feedRates.at(-1)!)} lots/s)`);
@@ -125,10 +160,14 @@ async function main(): Promise<void> {
       if (answer.statusCode !== 200) throw new Error(`search answered ${answer.statusCode}: ${answer.body}`);
       return performance.now() - began;
     };
+    // How long the event loop was held meanwhile, apart from the searches' own latency.
     const searchUntil = async (done: () => boolean) => {
       const samples: number[] = [];
+      const loop = monitorEventLoopDelay({ resolution: 1 });
+      loop.enable();
       while (!done()) samples.push(await searchOnce());
-      return summariseLatencies(samples);
+      loop.disable();
+      return { ...summariseLatencies(samples), loopP99: loop.percentile(99) / 1e6, loopMax: loop.max / 1e6 };
     };
     for (let i = 0; i < 200; i++) await searchOnce();
     const idleEnd = performance.now() + idleSeconds * 1000;
@@ -140,6 +179,7 @@ async function main(): Promise<void> {
     const during = await searchUntil(() => !pulling);
     const second = await pull;
     const pullSeconds = (performance.now() - started) / 1000;
+    const held = await batchLock(services);
     // Idle again once the pull is over: on a shared machine the two idle figures show the noise.
     const afterEnd = performance.now() + idleSeconds * 1000;
     const after = await searchUntil(() => performance.now() >= afterEnd);
@@ -153,9 +193,11 @@ async function main(): Promise<void> {
       `vinhistory import (worker, batch ${BULK_LOAD_BATCH_SIZE}): ${importRates.map((r) => int.format(r)).join(', ')} lots/s`,
       `feed pull (download, checks, import; batch ${feedBatch}): ${feedRates.map((r) => int.format(r)).join(', ')} lots/s`,
       `feed / import (best of each): ${ratio.toFixed(2)} (target >= 0.8)`,
-      `search, idle:           ${idle.count} searches, p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms`,
-      `search, during a pull:  ${during.count} searches, p50 ${during.p50.toFixed(2)} ms, p99 ${during.p99.toFixed(2)} ms (the pull: ${second.kind === 'done' ? second.result.status : second.kind}, ${pullSeconds.toFixed(1)} s)`,
-      `search, idle after:     ${after.count} searches, p50 ${after.p50.toFixed(2)} ms, p99 ${after.p99.toFixed(2)} ms`,
+      `event loop thread's CPU during each pull (download, checks, import; the whole process's beside it): ${loopShares.join('; ') || 'not measured (no /proc)'}`,
+      `search, idle:           ${idle.count} searches, p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms; event loop delay p99 ${idle.loopP99.toFixed(1)} ms, max ${idle.loopMax.toFixed(1)} ms`,
+      `search, during a pull:  ${during.count} searches, p50 ${during.p50.toFixed(2)} ms, p99 ${during.p99.toFixed(2)} ms; event loop delay p99 ${during.loopP99.toFixed(1)} ms, max ${during.loopMax.toFixed(1)} ms (the pull: ${second.kind === 'done' ? second.result.status : second.kind}, ${pullSeconds.toFixed(1)} s)`,
+      `search, idle after:     ${after.count} searches, p50 ${after.p50.toFixed(2)} ms, p99 ${after.p99.toFixed(2)} ms; event loop delay p99 ${after.loopP99.toFixed(1)} ms, max ${after.loopMax.toFixed(1)} ms`,
+      `write lock per batch of the pulls: ${held}`,
       `p99 during / idle (the lower idle): ${(during.p99 / Math.min(idle.p99, after.p99)).toFixed(2)} (target <= 1.2)`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

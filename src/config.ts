@@ -133,6 +133,7 @@ const EnvSchema = Type.Object({
   FEEDS_WORKER: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   /** How long an instance's hold on a feed lasts unless renewed: a killed puller's feed is taken over after it. */
   FEEDS_LEASE_MS: Type.String({ pattern: '^[1-9][0-9]{3,7}$', default: '60000' }),
+  FEEDS_POLL_MS: Type.String({ pattern: '^[1-9][0-9]{2,7}$', default: '15000' }),
   /** The largest feed download, uncompressed, in MiB. */
   FEEDS_MAX_MB: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2048' }),
   // --- end feeds ---
@@ -229,7 +230,7 @@ export interface Config {
    * header's `env:NAME` is read from when a pull runs (read then, so that a value set after start
    * or rotated is the one sent; never stored).
    */
-  readonly feeds: { readonly workerInServe: boolean; readonly leaseMs: number; readonly maxBytes: number; readonly environment: (name: string) => string | undefined };
+  readonly feeds: { readonly workerInServe: boolean; readonly leaseMs: number; readonly pollMs: number; readonly maxBytes: number; readonly environment: (name: string) => string | undefined };
 }
 
 export class ConfigError extends Error {
@@ -268,6 +269,7 @@ const HINTS: Record<string, string> = {
   WEBHOOK_WORKER: 'true or false',
   FEEDS_WORKER: 'true or false',
   FEEDS_LEASE_MS: 'a whole number of milliseconds from 1000 to 99999999, e.g. 60000',
+  FEEDS_POLL_MS: 'a whole number of milliseconds from 100 to 99999999, e.g. 15000',
   FEEDS_MAX_MB: 'a whole number of MiB from 1 to 999999, e.g. 2048',
   WEBHOOK_LEASE_MS: `a whole number of milliseconds from ${MIN_WEBHOOK_LEASE_MS} to 9999999, e.g. 60000`,
   BATCH_LEASE_MS: 'a whole number of milliseconds from 1000 to 999999, e.g. 30000',
@@ -392,6 +394,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     feeds: Object.freeze({
       workerInServe: env.FEEDS_WORKER === 'true',
       leaseMs: Number(env.FEEDS_LEASE_MS),
+      pollMs: Number(env.FEEDS_POLL_MS),
       maxBytes: Number(env.FEEDS_MAX_MB) * 1024 * 1024,
       environment: (name: string) => source[name],
     }),

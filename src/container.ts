@@ -5,7 +5,6 @@ import type { Lot } from './domain/lot.ts';
 import { pendingMigrations, type Db, type DialectName } from './storage/database.ts';
 import { Readiness } from './operations/readiness.ts';
 import { createRepositories } from './storage/repositories/index.ts';
-import type { LotsWrittenHook } from './storage/repositories/lots-written.ts';
 import { HistoryService } from './history/history-service.ts';
 import { Metrics } from './observability/metrics.ts';
 import type { RateLimiter } from './limits/rate/rate-limiter.ts';
@@ -54,8 +53,7 @@ import { WebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhookService } from './webhooks/webhook-service.ts';
 import { createMediaStore } from './media/create-media-store.ts';
 import { MediaService } from './media/media-service.ts';
-import { photoArchiveQueue } from './media/archive-queue.ts';
-import { lotEvents } from './webhooks/lot-events.ts';
+import { lotsWrittenHooks } from './lots-written-hooks.ts';
 import { OperatorService } from './operations/operator-service.ts';
 import { SigningKeys } from './verification/signing-keys.ts';
 import { ReportVerification } from './verification/report-verification.ts';
@@ -185,14 +183,7 @@ export interface Container {
   close(): Promise<void>;
 }
 
-/**
- * The rooms that take part in an import's transaction (storage/repositories/lots-written.ts), in
- * order: with the photo archive on, its queue of the lots' photos (media/archive-queue.ts); always,
- * the watched lots' webhook events (webhooks/lot-events.ts).
- */
-export function lotsWrittenHooks(options: { photoArchive: boolean }): LotsWrittenHook[] {
-  return [...(options.photoArchive ? [photoArchiveQueue] : []), lotEvents];
-}
+export { lotsWrittenHooks };
 
 export function createContainer(options: ContainerOptions): Container {
   const { config, db, log } = options;
@@ -315,7 +306,9 @@ export function createContainer(options: ContainerOptions): Container {
   const brands = new BrandService({ repos, isProduction: config.isProduction, logos });
   const signingKeys = new SigningKeys({ repo: repos.reportSignatures, secrets, now });
   const verification = new ReportVerification({ keys: signingKeys, reports, reportsRepo: repos.reports, repo: repos.reportSignatures, brands, issuer: config.publicBaseUrl, now });
-  const ingest = new IngestService(repos.lots, config.dataDir);
+  // A SQLite file: a feed's pull stores its batches on a thread and connection of its own.
+  const bulkWriter = db.dialect.bulkWriter();
+  const ingest = new IngestService(repos.lots, config.dataDir, bulkWriter ? { writer: bulkWriter, photoArchive: config.media.store !== null } : null);
   // Feeds: pulled through the outbound client, stored through the ingest pipeline.
   const feedScheduler = new FeedScheduler({
     feeds: repos.feeds,
@@ -332,6 +325,7 @@ export function createContainer(options: ContainerOptions): Container {
       now,
       log: log.child({ component: 'feeds' }),
       ...(overrides.random ? { random: overrides.random } : {}),
+      onBatchesHeld: (feed, heldMs) => heldMs.forEach((ms) => metrics.feedBatchWrite.observe({ feed: feed.name }, ms / 1000)),
     }),
     mail,
     operatorEmail: config.billingMail.operatorEmail,
@@ -339,7 +333,7 @@ export function createContainer(options: ContainerOptions): Container {
     log: log.child({ component: 'feeds' }),
     now,
     leaseMs: config.feeds.leaseMs,
-    pollMs: overrides.feedPollMs ?? 15_000,
+    pollMs: overrides.feedPollMs ?? config.feeds.pollMs,
   });
   metrics.watchFeeds(async () => (await repos.feeds.list()).map((feed) => ({ name: feed.name, lastSuccessAt: feed.lastSuccessAt, newestLotAt: feed.newestLotAt, failuresInRow: feed.failuresInRow, paused: feed.paused })));
   const feeds = new FeedService({ feeds: repos.feeds, scheduler: feedScheduler, outbound, seal: (secret) => secrets.seal(secret), now });

@@ -20,6 +20,11 @@ export const AUDIT_ACTIONS = [
   'operator_token.create',
   'operator_token.revoke',
   'signing_key.rotate',
+  'feed.add',
+  'feed.run',
+  'feed.pause',
+  'feed.resume',
+  'feed.remove',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

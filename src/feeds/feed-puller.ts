@@ -69,6 +69,8 @@ export interface FeedPullerOptions {
   now: () => Date;
   log: FastifyBaseLogger;
   random?: () => number;
+  /** Told how long each batch held the write lock, when the batches were stored on a thread of their own (the metrics). */
+  onBatchesHeld?: (feed: Feed, heldMs: readonly number[]) => void;
 }
 
 /** A pull's failure with its reason in words (never a header value). */
@@ -271,6 +273,7 @@ export class FeedPuller {
 
       const keys: LotKey[] = [];
       const result = await this.importFile(feed, file, measured.bytes, keys, signal);
+      if (result.heldMs) this.options.onBatchesHeld?.(feed, result.heldMs);
       if (result.failure) throw new PullFailure(`reading stopped after line ${result.failure.afterLine}: ${result.failure.message} (${result.summary.inserted + result.summary.updated} lots stored before it)`);
       const counts = addCounts(emptyFeedCounts(), result.summary);
       if (counts.read > 0 && counts.skipped === counts.read) throw new PullFailure(`none of the ${counts.read} records could be read as ${feed.format} lots`);
@@ -304,7 +307,7 @@ export class FeedPuller {
         source: feed.name,
         mapping: this.mappingOf(feed),
         signal,
-        ...(feed.listing ? { onStored: (lots) => lots.forEach((lot) => keys.push([lot.auction, lot.lot_id])) } : {}),
+        ...(feed.listing ? { onStored: (stored) => keys.push(...stored) } : {}),
       });
     } catch (error) {
       if (error instanceof IngestError) throw new PullFailure(error.message);
@@ -381,7 +384,7 @@ export class FeedPuller {
           batchSize: this.options.tuning.batchSize,
           source: feed.name,
           signal,
-          ...(feed.listing ? { onStored: (lots) => lots.forEach((lot) => keys.push([lot.auction, lot.lot_id])) } : {}),
+          ...(feed.listing ? { onStored: (stored) => keys.push(...stored) } : {}),
         }).catch((error: unknown) => {
           if (error instanceof IngestError) throw new PullFailure(`page ${checkpoint.pages + 1}: ${error.message}`);
           throw error;

@@ -96,6 +96,12 @@ export function feedJson(feed: Feed): FeedJson {
   };
 }
 
+/** What the audit log keeps of a feed an operator added: its settings as listed (the URL without credentials; the headers' names, never a value). */
+export function feedAuditDetails(feed: Feed): Record<string, unknown> {
+  const json = feedJson(feed);
+  return { url: json.url, format: json.format, every: json.every, listing: json.listing, paged: json.paged, headers: json.headers.map((header) => header.name) };
+}
+
 const invalid = (field: string, message: string) => ({ kind: 'invalid' as const, field, message });
 const notFound = (name: string) => ({ kind: 'not-found' as const, message: `No feed is named ${name} (vinhistory feeds list shows them).` });
 

@@ -8,7 +8,8 @@ import { IngestError } from './ingest-error.ts';
 import type { CsvMapping } from './formats/csv-mapping.ts';
 import type { FormatName } from './sources/open-lot-source.ts';
 import { readFileInWorker } from './worker/read-file-in-worker.ts';
-import type { IncomingLot } from '../storage/repositories/lots-repository.ts';
+import { storeFileInWorker } from './worker/store-file-in-worker.ts';
+import type { BulkWriter } from '../storage/database.ts';
 import { openLotSource } from './sources/open-lot-source.ts';
 import type { SourceRecord } from './sources/source-record.ts';
 
@@ -25,8 +26,8 @@ const WORKER_FROM_BYTES = 4 * 1024 * 1024;
 export interface FeedImportOptions {
   format: FormatName;
   mapping?: CsvMapping | undefined;
-  /** Told the lots of each stored batch (a listing feed keeps their keys). */
-  onStored?: (lots: readonly IncomingLot[]) => void;
+  /** Told the keys (auction, lot_id) of each stored batch's lots (a listing feed keeps them). */
+  onStored?: (keys: [string, number][]) => void;
   signal?: AbortSignal;
   /** Lots per transaction; BULK_LOAD_BATCH_SIZE unless given. */
   batchSize?: number;
@@ -40,6 +41,14 @@ export interface FeedImportResult {
   summary: ImportSummary;
   /** Reading stopped part-way ('cut-short', 'interrupted'): what was read before it is stored. */
   failure: IngestError | null;
+  /** Stored on a thread of its own: how long each batch's transaction held the write lock. */
+  heldMs?: number[];
+}
+
+/** Where a feed's file is stored off the event loop (a SQLite file's connection of its own), and what takes part in its batches. */
+export interface FeedStoreThread {
+  writer: BulkWriter;
+  photoArchive: boolean;
 }
 
 export interface UploadResult {
@@ -57,6 +66,11 @@ export class IngestService {
     private readonly lots: LotsRepository,
     /** DATA_DIR: where the VIN decoder's database is unpacked for enrichment. */
     private readonly dataDir: string,
+    /**
+     * Set (a SQLite file in the server): a feed's file is parsed on one thread and stored on
+     * another with its own connection, so that neither holds the event loop that answers searches.
+     */
+    private readonly feedStore: FeedStoreThread | null = null,
   ) {}
 
   /** How many lots are stored: the first-run demo loads its data only into an empty catalogue. */
@@ -94,6 +108,13 @@ export class IngestService {
         input.destroy();
       }
     }
+    if (this.feedStore) {
+      const stored = await storeFileInWorker(
+        { file, format: options.format, mapping: options.mapping, batchSize: common.batchSize, source: options.source, ...this.feedStore },
+        { ...(options.onStored ? { onStored: options.onStored } : {}), ...(options.signal ? { signal: options.signal } : {}) },
+      );
+      return { format: stored.description, summary: stored.summary, failure: stored.failure, heldMs: stored.heldMs };
+    }
     const source = await readFileInWorker({ file, format: options.format, ...(options.mapping ? { mapping: options.mapping } : {}), maxInFlight: 8 });
     try {
       return await this.storeFeed(source.description, (sink, summary) => importPreparedChunks(source.chunks, { lots: sink, summary, ...common }), options);
@@ -120,7 +141,7 @@ export class IngestService {
       ? {
           upsertBatch: async (lots, upsert) => {
             const stored = await this.lots.upsertBatch(lots, upsert);
-            onStored(lots);
+            onStored(lots.map((lot): [string, number] => [lot.auction, lot.lot_id]));
             return stored;
           },
         }

@@ -213,6 +213,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly feedBatchWrite = new Histogram({
+    name: 'vinhistory_feed_batch_write_seconds',
+    help: "How long each batch of a feed's pull held the database's write lock (a SQLite file: the batch's transaction on the pull's own thread, which searches' commits wait out).",
+    labelNames: ['feed'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+
   /** Where the feed gauges read from; set by the container (every instance reads the same rows). */
   private feedStates: (() => Promise<FeedGaugeState[]>) | null = null;
   private feedStatesRead: { at: number; value: Promise<FeedGaugeState[]> } | null = null;

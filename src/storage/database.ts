@@ -9,6 +9,9 @@ import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
 export type { DialectName, StorageDialect };
+export type { BulkWriter } from './dialects/dialect.ts';
+// A bulk writer's thread (ingest/worker/) yields at the gate of the process that opened the file.
+export { WriteGate } from './dialects/sqlite/write-gate.ts';
 
 /** The handle every repository receives: one Kysely instance and the dialect of its database. */
 export interface Db {

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { FEED_FORMATS, type FeedPullResult } from '../../domain/feed.ts';
-import { feedJson, type FeedJson } from '../../feeds/feed-service.ts';
+import { feedAuditDetails, feedJson, type FeedJson } from '../../feeds/feed-service.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
-import { unwrap } from '../operator.ts';
+import { cliActor, unwrap } from '../operator.ts';
 import { formatTable } from '../table.ts';
 
 /** "2 min ago", "in 14 min", "3 h ago", "5 d ago": how far a time is from now, for a person reading a table. */
@@ -93,8 +93,8 @@ export function registerFeedsCommands(program: Command): void {
           throw new CliError(`--map ${options.map}: ${(error as Error).message}`, 2);
         }
       }
-      const feed = await withDatabase(async ({ services }) =>
-        unwrap(
+      const feed = await withDatabase(async ({ services }) => {
+        const added = unwrap(
           await services.feeds.add({
             name,
             url: options.url,
@@ -107,8 +107,10 @@ export function registerFeedsCommands(program: Command): void {
             cursorParam: options.cursorParam,
             updatedSinceParam: options.updatedSinceParam,
           }),
-        ).feed,
-      );
+        ).feed;
+        await services.operations.record(cliActor(), 'feed.add', added.name, feedAuditDetails(added));
+        return added;
+      });
       process.stdout.write(`feed ${feed.name} added: ${feedJson(feed).url}, every ${feedJson(feed).every}; due now (vinhistory serve pulls it, or: vinhistory feeds run ${feed.name})\n`);
     });
 
@@ -135,7 +137,11 @@ export function registerFeedsCommands(program: Command): void {
     .argument('<name>')
     .option('--accept-changes', 'this once, take a file whose header or size differs from the last good pull\'s (a change the source made on purpose)')
     .action(async (name: string, options: { acceptChanges?: boolean }) => {
-      const { result } = await withDatabase(async ({ services }) => unwrap(await services.feeds.runNow(name, options.acceptChanges === true)));
+      const { result } = await withDatabase(async ({ services }) => {
+        const run = unwrap(await services.feeds.runNow(name, options.acceptChanges === true));
+        await services.operations.record(cliActor(), 'feed.run', name, { accept_changes: options.acceptChanges === true, status: run.result.status, ...run.result.counts });
+        return run;
+      });
       process.stdout.write(`${describeResult(name, result)}\n`);
       if (result.status === 'failed') process.exitCode = 1;
     });
@@ -146,7 +152,11 @@ export function registerFeedsCommands(program: Command): void {
       .description(paused ? 'stop pulling a feed (its data and state are kept)' : 'pull a paused feed again on its schedule')
       .argument('<name>')
       .action(async (name: string) => {
-        const feed = await withDatabase(async ({ services }) => unwrap(await services.feeds.pause(name, paused)).feed);
+        const feed = await withDatabase(async ({ services }) => {
+          const changed = unwrap(await services.feeds.pause(name, paused)).feed;
+          await services.operations.record(cliActor(), paused ? 'feed.pause' : 'feed.resume', changed.name, {});
+          return changed;
+        });
         process.stdout.write(`feed ${feed.name} ${paused ? 'paused' : `resumed; next run ${feed.nextRunAt}`}\n`);
       });
   }
@@ -156,7 +166,10 @@ export function registerFeedsCommands(program: Command): void {
     .description('forget a feed (the lots it stored stay, with it as their source)')
     .argument('<name>')
     .action(async (name: string) => {
-      await withDatabase(async ({ services }) => unwrap(await services.feeds.remove(name)));
+      await withDatabase(async ({ services }) => {
+        unwrap(await services.feeds.remove(name));
+        await services.operations.record(cliActor(), 'feed.remove', name, {});
+      });
       process.stdout.write(`feed ${name} removed\n`);
     });
 }

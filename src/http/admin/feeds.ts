@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { FEED_FORMATS, FEED_STATUSES } from '../../domain/feed.ts';
-import { feedJson } from '../../feeds/feed-service.ts';
+import { feedAuditDetails, feedJson } from '../../feeds/feed-service.ts';
 import operatorAuth from '../plugins/operator-auth.ts';
 import { errorRef } from '../api/schemas.ts';
-import { adminErrorResponses, adminRoute, answer } from './schemas.ts';
+import { adminErrorResponses, adminRoute, answer, requestActor } from './schemas.ts';
 
 const nullableTime = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
 const count = (description: string) => Type.Integer({ minimum: 0, description });
@@ -47,7 +47,7 @@ const unknownFeed = errorRef('NOT_FOUND', 'No feed has that name.');
 const adminFeedsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(operatorAuth);
   if (!app.getSchema('AdminFeed')) app.addSchema(AdminFeedSchema);
-  const { feeds } = app.services;
+  const { feeds, operations } = app.services;
   const feedRef = (description: string) => Type.Ref(AdminFeedSchema, { description });
 
   app.get(
@@ -111,6 +111,7 @@ const adminFeedsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           updatedSinceParam: body.updated_since_param,
         }),
       );
+      await operations.record(requestActor(request.operator), 'feed.add', feed.name, feedAuditDetails(feed));
       return reply.code(201).send(feedJson(feed));
     },
   );
@@ -132,7 +133,9 @@ const adminFeedsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { feed } = answer(await feeds.requestRun(request.params.name, request.query.accept_changes === 'true'));
+      const acceptChanges = request.query.accept_changes === 'true';
+      const { feed } = answer(await feeds.requestRun(request.params.name, acceptChanges));
+      await operations.record(requestActor(request.operator), 'feed.run', feed.name, { accept_changes: acceptChanges });
       return reply.code(202).send(feedJson(feed));
     },
   );
@@ -151,7 +154,11 @@ const adminFeedsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           response: { 200: feedRef(paused ? 'The feed, paused.' : 'The feed, resumed.'), 404: unknownFeed, 422: invalid, ...adminErrorResponses },
         },
       },
-      async (request) => feedJson(answer(await feeds.pause(request.params.name, paused)).feed),
+      async (request) => {
+        const { feed } = answer(await feeds.pause(request.params.name, paused));
+        await operations.record(requestActor(request.operator), paused ? 'feed.pause' : 'feed.resume', feed.name, {});
+        return feedJson(feed);
+      },
     );
   }
 
@@ -170,6 +177,7 @@ const adminFeedsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       answer(await feeds.remove(request.params.name));
+      await operations.record(requestActor(request.operator), 'feed.remove', request.params.name, {});
       return reply.code(204).send(null);
     },
   );

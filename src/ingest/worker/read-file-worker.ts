@@ -1,5 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createVinEnricher, type VinEnricher } from '../enrich-from-vin.ts';
 import type { CsvMapping } from '../formats/csv-mapping.ts';
 import { IngestError, messageOf, type IngestErrorKind } from '../ingest-error.ts';
@@ -21,6 +21,11 @@ export interface ReadFileJob {
   chunkSize: number;
   /** Chunks sent but not yet taken: the worker waits beyond this, so memory stays bounded. */
   maxInFlight: number;
+  /**
+   * Where the messages go, and acknowledgements come from: the thread that stores the lots (a
+   * feed's pull in the server: store-chunks-worker.ts); the parent thread unless given.
+   */
+  port?: MessagePort;
 }
 
 export type WorkerMessage =
@@ -36,7 +41,7 @@ export type WorkerMessage =
 export type MainMessage = { type: 'ack' } | { type: 'stop' };
 
 async function run(job: ReadFileJob): Promise<void> {
-  const port = parentPort!;
+  const port = job.port ?? parentPort!;
   let inFlight = 0;
   let stopped = false;
   let wake: (() => void) | null = null;

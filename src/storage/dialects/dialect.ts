@@ -75,6 +75,18 @@ export interface LotJsonRow {
   lot_id: number;
 }
 
+/**
+ * Where a bulk writer on a thread of its own (a feed's pull: ingest/worker/) opens a connection of
+ * its own, and the gate it yields at to the process's own writes (sqlite/write-gate.ts).
+ */
+export interface BulkWriter {
+  file: string;
+  gate: SharedArrayBuffer;
+  lockTimeoutMs: number;
+  /** The opening connection's wal_autocheckpoint: 0 when a checkpointer thread copies the log back (the server), so the writer's commits do not. */
+  walAutocheckpoint: number;
+}
+
 export interface StorageDialect extends DirectStatements {
   /** For logs, health and tests: never for a branch (docs/architecture.md). */
   readonly name: DialectName;
@@ -85,6 +97,12 @@ export interface StorageDialect extends DirectStatements {
   migrationTableSchema(kysely: Kysely<Database>): Promise<string | undefined>;
   /** Stops what the dialect runs beside the connection (SQLite's checkpointer and commit thread) and closes it. */
   close(): Promise<void>;
+  /**
+   * A SQLite file: where a thread of its own may store lots in bulk off the event loop. Null where
+   * the batches are better stored on this handle: PostgreSQL's are I/O on the pool, which leaves
+   * the event loop free while they run; an in-memory database has no second connection.
+   */
+  bulkWriter(): BulkWriter | null;
 
   // Reads. runPrepared (DirectStatements, direct-statements.ts): a compiled statement outside any transaction.
   /**

@@ -71,6 +71,13 @@ describe('the operators\' feeds over /admin/v1/feeds', () => {
     expect((await call('DELETE', '/admin/v1/feeds/copart-member')).statusCode).toBe(204);
     expect((await call('DELETE', '/admin/v1/feeds/copart-member')).json()).toMatchObject({ code: 'not_found' });
     expect((await call('POST', '/admin/v1/feeds/copart-member/run')).statusCode).toBe(404);
+
+    // Each change in the operators' audit log, as other operator actions are, and no secret in it.
+    const audit = await t.repos.operatorAudit.page({ limit: 10, target: 'copart-member' });
+    expect(audit.map((entry) => entry.action).reverse()).toEqual(['feed.add', 'feed.pause', 'feed.resume', 'feed.run', 'feed.remove']);
+    expect(audit.at(-1)!.details).toMatchObject({ url: 'https://member.example.com/downloads/salesdata.csv?token=REDACTED&yard=1', headers: ['Cookie', 'X-Api-Key'] });
+    expect(JSON.stringify(audit)).not.toContain('literal-secret-value');
+    expect(JSON.stringify(audit)).not.toContain('abc123');
   });
 
   it('refuses bad input with the field named: a private address, a schedule, a header, a format without its mapping', async () => {

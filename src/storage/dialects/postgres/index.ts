@@ -88,6 +88,10 @@ export class PostgresStorageDialect implements StorageDialect {
   /** Nothing: PostgreSQL loads in bulk with its settings as they are. */
   async tuneForBulkLoad(): Promise<void> {}
 
+  bulkWriter(): null {
+    return null;
+  }
+
   searchCommit(): SearchCommit {
     this.commit ??= new PostgresSearchCommit(this.kysely, this.pool);
     return this.commit;

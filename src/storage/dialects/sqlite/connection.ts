@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { GatedSqliteDialect, type WriteGate } from './write-gate.ts';
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for tests. */
@@ -13,6 +14,8 @@ export interface SqliteOptions {
   backgroundCheckpoint?: boolean;
   /** How long a statement waits for another connection's lock before SQLITE_BUSY; 5 s unless given. */
   busyTimeoutMs?: number;
+  /** The process's write gate (write-gate.ts): this connection's writes take it with priority. */
+  gate?: WriteGate;
 }
 
 /**
@@ -93,7 +96,8 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
   if (options.backgroundCheckpoint && options.file !== ':memory:') {
     raw.pragma('wal_autocheckpoint = 0');
   }
-  return { dialect: new SqliteDialect({ database: withStatementCache(raw) }), raw };
+  const database = withStatementCache(raw);
+  return { dialect: options.gate ? new GatedSqliteDialect({ database }, options.gate, raw) : new SqliteDialect({ database }), raw };
 }
 
 export function isSqliteUniqueViolation(error: unknown): boolean {

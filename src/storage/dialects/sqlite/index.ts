@@ -23,6 +23,8 @@ import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-
 import { SqliteSearchCommit } from './search-commit.ts';
 import { SqliteSearchCommitThread, type CommitThreadData } from './search-commit-thread.ts';
 import { claimDueEventsSqlite } from './webhook-claims.ts';
+import { WriteGate } from './write-gate.ts';
+import type { BulkWriter } from '../dialect.ts';
 
 export interface OpenSqliteStorageOptions {
   /** A file path, or ':memory:' for tests. */
@@ -47,7 +49,21 @@ export class SqliteStorageDialect implements StorageDialect {
     readonly raw: BetterSqlite3.Database,
     private readonly commitThread: CommitThreadData | null,
     private readonly checkpointer: Checkpointer | null,
+    /** The file's writers in this process take it (write-gate.ts); null for an in-memory database. */
+    private readonly gate: WriteGate | null = null,
+    private readonly file = ':memory:',
   ) {}
+
+  /** A file: a bulk writer may open a connection of its own on a thread of its own, yielding to this process's writes at the gate. */
+  bulkWriter(): BulkWriter | null {
+    if (this.gate === null) return null;
+    return {
+      file: this.file,
+      gate: this.gate.buffer,
+      lockTimeoutMs: this.raw.pragma('busy_timeout', { simple: true }) as number,
+      walAutocheckpoint: this.raw.pragma('wal_autocheckpoint', { simple: true }) as number,
+    };
+  }
 
   isUniqueViolation(error: unknown): boolean {
     return isSqliteUniqueViolation(error);
@@ -102,7 +118,7 @@ export class SqliteStorageDialect implements StorageDialect {
   /** In the server, on a thread of its own (stopped when the database closes); else on this connection. */
   searchCommit(): SearchCommit {
     if (this.commit === null) {
-      if (this.commitThread === null) this.commit = new SqliteSearchCommit(this.kysely, this.raw);
+      if (this.commitThread === null) this.commit = new SqliteSearchCommit(this.kysely, this.raw, this.gate);
       else this.commit = this.thread = new SqliteSearchCommitThread(this.commitThread);
     }
     return this.commit;
@@ -145,19 +161,21 @@ export class SqliteStorageDialect implements StorageDialect {
 export function openSqliteStorage(options: OpenSqliteStorageOptions): { kysely: Kysely<Database>; dialect: SqliteStorageDialect } {
   const onFile = options.file !== ':memory:';
   const background = options.backgroundCheckpoint === true && onFile;
+  const gate = onFile ? new WriteGate() : null;
   const { dialect, raw } = openSqlite({
     file: options.file,
+    ...(gate ? { gate } : {}),
     backgroundCheckpoint: background,
     ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
   });
   const kysely = new Kysely<Database>({ dialect });
   const commitThread =
     options.searchCommitThread === true && onFile
-      ? { file: options.file, lockTimeoutMs: raw.pragma('busy_timeout', { simple: true }) as number, walRestartBytes: WAL_RESTART_BYTES }
+      ? { file: options.file, lockTimeoutMs: raw.pragma('busy_timeout', { simple: true }) as number, walRestartBytes: WAL_RESTART_BYTES, gate: gate!.buffer }
       : null;
   // The WAL is restarted by its one writer under load: the commit thread when there is one.
   const checkpointer = background
     ? startCheckpointer(options.file, options.onBackgroundError ?? (() => {}), { restartFrames: commitThread ? null : WAL_RESTART_BYTES / SQLITE_PAGE_BYTES })
     : null;
-  return { kysely, dialect: new SqliteStorageDialect(kysely, raw, commitThread, checkpointer) };
+  return { kysely, dialect: new SqliteStorageDialect(kysely, raw, commitThread, checkpointer, gate, options.file) };
 }

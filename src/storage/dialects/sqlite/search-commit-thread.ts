@@ -8,6 +8,8 @@ export interface CommitThreadData {
   lockTimeoutMs: number;
   /** The WAL's size past which the thread restarts it between two batches. */
   walRestartBytes: number;
+  /** The process's write gate (write-gate.ts): the thread's batches enter it with priority. */
+  gate?: SharedArrayBuffer;
 }
 
 export interface CommitThreadRequest {

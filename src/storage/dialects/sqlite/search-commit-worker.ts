@@ -10,9 +10,12 @@ import type { Database } from '../../schema.ts';
 import { SearchUnit } from '../../search-commit.ts';
 import { openSqlite } from './connection.ts';
 import { SqliteSearchBatch } from './search-batch.ts';
+import { WriteGate } from './write-gate.ts';
 import { toWire, type CommitThreadData, type CommitThreadReply, type CommitThreadRequest } from './search-commit-thread.ts';
 
-const { file, lockTimeoutMs, walRestartBytes } = workerData as CommitThreadData;
+const { file, lockTimeoutMs, walRestartBytes, gate: gateBuffer } = workerData as CommitThreadData;
+// Searches' commits before a feed's batches: this thread never sleeps in the busy handler for a writer of this process.
+const gate = gateBuffer ? new WriteGate(gateBuffer) : null;
 const { dialect, raw } = openSqlite({ file, busyTimeoutMs: lockTimeoutMs });
 // Kysely compiles the unit's statements; they run on the driver itself.
 const kysely = new Kysely<Database>({ dialect });
@@ -45,7 +48,12 @@ const batch = new SqliteSearchBatch(raw, new SearchUnit(kysely), { waitForLock: 
 parentPort!.on('message', (request: CommitThreadRequest) => {
   let reply: CommitThreadReply;
   try {
-    reply = { id: request.id, outcomes: batch.run(request.inputs).map(toWire) };
+    gate?.enterSync();
+    try {
+      reply = { id: request.id, outcomes: batch.run(request.inputs).map(toWire) };
+    } finally {
+      gate?.leave();
+    }
   } catch (error) {
     reply = { id: request.id, error: toWire({ ok: false, error }) };
   }

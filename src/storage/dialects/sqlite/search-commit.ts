@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../schema.ts';
 import { MAX_GROUP_COMMIT, SqliteSearchBatch, WriteLockBusy, type Outcome, type PendingSearch as Pending } from './search-batch.ts';
 import { SearchUnit, type CommitResult, type SearchCommit, type SearchToCommit } from '../../search-commit.ts';
+import type { WriteGate } from './write-gate.ts';
 
 /** Waits between tries for the write lock another connection holds: short at first, at most 20 ms. */
 const LOCK_RETRY_MS = [1, 2, 4, 8, 16, 20];
@@ -34,7 +35,12 @@ export class SqliteSearchCommit implements SearchCommit {
   private lockWait: { since: number; tries: number } | null = null;
 
   /** `raw` is the driver under `kysely`: the same connection. */
-  constructor(kysely: Kysely<Database>, raw: BetterSqlite3.Database) {
+  constructor(
+    kysely: Kysely<Database>,
+    raw: BetterSqlite3.Database,
+    /** The process's write gate (write-gate.ts): a feed's batches on another connection wait while a search commits. */
+    private readonly gate: WriteGate | null = null,
+  ) {
     this.kysely = kysely;
     this.batch = new SqliteSearchBatch(raw, new SearchUnit(kysely), { waitForLock: false });
   }
@@ -55,6 +61,8 @@ export class SqliteSearchCommit implements SearchCommit {
     let retryInMs: number | null = null;
     try {
       await this.kysely.connection().execute(async () => {
+        await this.gate?.enter();
+        try {
         // Searches that arrived while the connection was busy join this commit.
         batch.push(...this.pending.splice(0));
         while (batch.length > 0) {
@@ -65,6 +73,9 @@ export class SqliteSearchCommit implements SearchCommit {
             // Waited too long: the group has failed; the rest tries on.
           }
           batch = batch.slice(group.length);
+        }
+        } finally {
+          this.gate?.leave();
         }
       });
     } catch (error) {

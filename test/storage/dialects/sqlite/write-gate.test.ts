@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { migrateToLatest, openDatabase } from '../../../../src/storage/database.ts';
+import { WriteGate } from '../../../../src/storage/dialects/sqlite/write-gate.ts';
+
+describe('the SQLite write gate', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vinhistory-gate-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('lets a priority writer wait without blocking the event loop, and enter as soon as the holder leaves', async () => {
+    const gate = new WriteGate();
+    gate.enterYielding();
+    let entered = false;
+    const waiting = gate.enter().then(() => (entered = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The loop ran a timer meanwhile, and the writer still waits: it announced itself.
+    expect(entered).toBe(false);
+    expect(gate.waiting).toBe(1);
+    gate.leave();
+    await waiting;
+    expect(entered).toBe(true);
+    expect(gate.waiting).toBe(0);
+    gate.leave();
+  });
+
+  it("holds a Kysely transaction's writes on the server's connection at the gate while a bulk writer holds it", async () => {
+    const db = await openDatabase({ kind: 'sqlite', file: path.join(dir, 'gated.sqlite') });
+    try {
+      await migrateToLatest(db);
+      const writer = db.dialect.bulkWriter();
+      expect(writer).not.toBeNull();
+      const gate = new WriteGate(writer!.gate);
+      gate.enterYielding();
+      let committed = false;
+      const write = db.kysely
+        .transaction()
+        .execute((trx) => sql`insert into settings (key, value, created_at) values ('gate-test', '1', '2026-01-01T00:00:00Z')`.execute(trx))
+        .then(() => (committed = true));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(committed).toBe(false);
+      expect(gate.waiting).toBe(1);
+      gate.leave();
+      await write;
+      // Left by the transaction: a bulk writer enters again at once.
+      gate.enterYielding();
+      gate.leave();
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('has no bulk writer for an in-memory database (no second connection can reach it)', async () => {
+    const db = await openDatabase({ kind: 'sqlite', file: ':memory:' });
+    expect(db.dialect.bulkWriter()).toBeNull();
+    await db.close();
+  });
+});
