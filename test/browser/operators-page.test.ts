@@ -73,6 +73,12 @@ describe.skipIf(!runnable)("the operators' page in a browser", () => {
       description: 'Professional', subscriptionId: null, buyer: { company: null, address: null, taxId: null },
     });
 
+    // Two feeds, so that the feeds' table is checked and shown too.
+    for (const name of ['copart-members', 'vendor-api']) {
+      await app.services.feeds.add({ name, url: `https://feeds.example.com/${name}.ndjson`, format: 'ndjson', every: '15m' });
+    }
+    await app.services.feeds.pause('vendor-api', true);
+
     const context = await browser.newContext({ colorScheme: 'light', locale: 'en-US', viewport: DESKTOP });
     await context.route((url) => url.origin !== origin && url.protocol !== 'data:', (route) => route.abort());
     const page = await context.newPage();
@@ -94,6 +100,7 @@ describe.skipIf(!runnable)("the operators' page in a browser", () => {
     await page.waitForSelector('#accounts-title');
     expect(await page.getByRole('table', { name: 'Accounts, newest first' }).isVisible()).toBe(true);
     expect(await page.getByText('fleet@dealer.example').isVisible()).toBe(true);
+    expect(await page.getByRole('table', { name: 'Feeds by name: their state, ages and last error' }).isVisible()).toBe(true);
     await check(page, 'dashboard');
 
     await page.getByRole('button', { name: `Mark paid ${invoice.reference}` }).click();

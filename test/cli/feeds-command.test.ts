@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { age } from '../../src/cli/commands/feeds.ts';
+import { age } from '../../src/operations/age.ts';
 import { makeLot, validVin } from '../support/fixtures.ts';
 import { makeDataDir, runCliInProcess } from './run-cli.ts';
 

@@ -4,23 +4,9 @@ import { FEED_FORMATS, type FeedPullResult } from '../../domain/feed.ts';
 import { feedAuditDetails, feedJson, type FeedJson } from '../../feeds/feed-service.ts';
 import { CliError } from '../cli-error.ts';
 import { withDatabase } from '../database.ts';
+import { age } from '../../operations/age.ts';
 import { cliActor, unwrap } from '../operator.ts';
 import { formatTable } from '../table.ts';
-
-/** "2 min ago", "in 14 min", "3 h ago", "5 d ago": how far a time is from now, for a person reading a table. */
-export function age(iso: string | null, now: Date): string {
-  if (iso === null) return 'never';
-  const ms = Date.parse(iso) - now.getTime();
-  const span = Math.abs(ms);
-  const seconds = Math.round(span / 1000);
-  let text: string;
-  if (seconds < 60) text = `${seconds} s`;
-  else if (seconds < 3600) text = `${Math.round(seconds / 60)} min`;
-  else if (seconds < 48 * 3600) text = `${Math.round(seconds / 3600)} h`;
-  else text = `${Math.round(seconds / 86400)} d`;
-  if (seconds < 5) return 'now';
-  return ms < 0 ? `${text} ago` : `in ${text}`;
-}
 
 function describeResult(name: string, result: FeedPullResult): string {
   const c = result.counts;

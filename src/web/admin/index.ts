@@ -5,6 +5,7 @@ import { ACCOUNT_STATUSES, type AccountStatus } from '../../domain/operations.ts
 import type { OperatorPrincipal } from '../../domain/principal.ts';
 import { formatCents } from '../../billing/pricing.ts';
 import type { Actor } from '../../operations/operator-service.ts';
+import { age } from '../../operations/age.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,7 +45,7 @@ const when = (iso: string | null | undefined) => (iso ? `${iso.slice(0, 16).repl
  * (`vinhistory operator-tokens revoke`) logs its page out at once.
  */
 const adminPages: FastifyPluginAsyncTypebox = async (app) => {
-  const { operations, operatorTokens, mail, media, config } = app.services;
+  const { operations, operatorTokens, mail, media, feeds, config } = app.services;
   const secure = config.publicBaseUrl.startsWith('https://');
   const cookiePath = `${new URL(config.publicBaseUrl).pathname.replace(/\/$/, '')}/admin`;
 
@@ -73,7 +74,8 @@ const adminPages: FastifyPluginAsyncTypebox = async (app) => {
     const search = email?.trim() ? email.trim() : undefined;
     const accounts = await operations.listAccounts({ limit: 25, ...(search ? { email: search } : {}), ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) });
     const invoices = await operations.listInvoices({ status: 'open', limit: 25 });
-    const [mailSummary, webhooks, photos, audit] = await Promise.all([mail.summary(), operations.webhookQueue(), media.enabled ? media.status() : Promise.resolve(null), operations.auditPage({ limit: 10 })]);
+    const [mailSummary, webhooks, photos, audit, feedList] = await Promise.all([mail.summary(), operations.webhookQueue(), media.enabled ? media.status() : Promise.resolve(null), operations.auditPage({ limit: 10 }), feeds.list()]);
+    const now = new Date();
     const accountPage = accounts.kind === 'done' ? accounts.page : { items: [], nextCursor: null };
     const nextQuery = accountPage.nextCursor ? new URLSearchParams({ ...(search ? { email: search } : {}), ...(status ? { status } : {}), cursor: accountPage.nextCursor }).toString() : null;
     return reply.page('admin/dashboard', {
@@ -106,6 +108,18 @@ const adminPages: FastifyPluginAsyncTypebox = async (app) => {
       mail: { ...mailSummary, oldest: when(mailSummary.oldestQueuedAt), transport: app.services.mailDelivery.transportKind },
       webhooks: { pending: webhooks.pending, oldest: when(webhooks.oldestPendingAt) },
       photos,
+      feeds: feedList.map((feed) => ({
+        name: feed.name,
+        format: feed.format,
+        status: feed.paused ? 'paused' : (feed.lastStatus ?? 'never pulled'),
+        failing: !feed.paused && feed.failuresInRow > 0,
+        failures: feed.failuresInRow,
+        lastSuccess: age(feed.lastSuccessAt, now),
+        lastSuccessAt: when(feed.lastSuccessAt),
+        newestLot: age(feed.newestLotAt, now),
+        nextRun: feed.paused ? '—' : age(feed.nextRunAt, now),
+        error: (feed.lastError ?? '').slice(0, 160),
+      })),
       audit: (audit.kind === 'done' ? audit.page.items : []).map((entry) => ({ at: when(entry.at), actor: entry.actor, action: entry.action, target: entry.target })),
     });
   });

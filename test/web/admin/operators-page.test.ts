@@ -115,4 +115,33 @@ describe.each(DIALECTS)("the operators' page /admin (%s)", (dialect) => {
     expect(after.body).toContain('Operator token</label>');
     expect(after.body).not.toContain('Open invoices');
   });
+  it('lists the feeds with their state and ages: a failing one says how many pulls in a row, a paused one has no next pull', async () => {
+    const browser = await loggedIn();
+    expect((await browser.get('/admin')).body).toContain('No feeds: lots are loaded with');
+    const now = Date.now();
+    for (const name of ['copart-members', 'vendor-api']) {
+      expect((await t.app.services.feeds.add({ name, url: `https://feeds.example.com/${name}.ndjson`, format: 'ndjson', every: '15m' })).kind).toBe('done');
+    }
+    // copart-members: one good pull an hour ago, then three failed ones, the last 2 minutes ago.
+    const feed = (await t.repos.feeds.findByName('copart-members'))!;
+    const counts = { read: 0, inserted: 0, updated: 0, unchanged: 0, skipped: 0 };
+    const pull = async (at: number, status: 'ok' | 'failed', failuresInRow: number) => {
+      expect(await t.repos.feeds.claimByName('copart-members', 'page-test', new Date(at), 60_000)).not.toBeNull();
+      const error = status === 'failed' ? 'the body is an HTML page (a bot challenge?), not ndjson' : null;
+      const record = { status, attemptAt: new Date(at).toISOString(), error, counts, failuresInRow, alerted: false, nextRunAt: new Date(now + 13 * 60_000).toISOString(), checkpoint: null };
+      expect(await t.repos.feeds.finishPull(feed.id, 'page-test', record)).toBe(true);
+    };
+    await pull(now - 60 * 60_000, 'ok', 0);
+    for (const [i, minutes] of [20, 10, 2].entries()) await pull(now - minutes * 60_000, 'failed', i + 1);
+    await t.app.services.feeds.pause('vendor-api', true);
+
+    const page = await browser.get('/admin');
+    expect(page.statusCode).toBe(200);
+    const rows = [...page.body.matchAll(/<tr>\s*<td data-label="Name" class="mono">([^<]+)<\/td>([\s\S]*?)<\/tr>/g)].map((m) => [m[1], m[2]!.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim()]);
+    expect(rows).toEqual([
+      ['copart-members', 'ndjson failed, 3 in a row 1 h ago never in 13 min the body is an HTML page (a bot challenge?), not ndjson'],
+      ['vendor-api', 'ndjson paused never never — —'],
+    ]);
+    expect(page.body).toContain('vinhistory feeds');
+  });
 });
