@@ -31,7 +31,8 @@ export type CommitLevel = (typeof COMMIT_LEVELS)[number];
  */
 export interface CommitPlan {
   counter: boolean;
-  report: 'uuid' | 'time-ordered' | 'empty-lots' | 'none';
+  /** `named`: the snapshot names each lot and its count of versions (src/history/report-snapshot.ts) instead of copying it. */
+  report: 'uuid' | 'time-ordered' | 'empty-lots' | 'named' | 'none';
   search: boolean;
 }
 
@@ -55,6 +56,8 @@ export interface LeanSearch {
   vin: string;
   /** The lots' JSON text; absent when the store is to read them itself (the store thread). */
   lots?: string[];
+  /** The snapshot that names the lots (plan `named`): `{"versions":[[auction, lot_id, count], ...]}`. */
+  named?: string;
   nowMs: number;
   periodStart: string;
 }
@@ -69,6 +72,8 @@ export interface Committed {
 
 export interface LeanStore {
   readLots(vin: string): string[];
+  /** The lots as readLots reads them, each with its count of versions: what a snapshot naming versions reads. */
+  readLotsNamed(vin: string): { lots: string[]; named: string };
   /** The searches in one transaction (BEGIN IMMEDIATE, as the real commit), the lots read first where not given. */
   commitAll(batch: LeanSearch[]): (Committed | null)[];
 }
@@ -91,6 +96,18 @@ export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
   const insertSearch = statement(repos.searches.insertSearch);
   /** The count of a run that does not count in the database. */
   let uncommitted = 0;
+
+  const lotsNamedOf = raw.prepare(
+    lotsOf.prepared.source.replace(
+      /^select /i,
+      'select (select count(*) from "lot_versions" as "v" where "v"."auction" = "lots"."auction" and "v"."lot_id" = "lots"."lot_id") as "versions", ',
+    ),
+  );
+  const readLotsNamed = (vin: string) => {
+    const rows = lotsNamedOf.all(lotsOf.args({ vin })) as { lot: string; images: string; vin: string; sale_date: string | null; auction: string; lot_id: number; versions: number }[];
+    if (rows.length > 1) rows.sort(compareLotsNewestFirst);
+    return { lots: rows.map((row) => withImages(row).lot), named: `{"versions":${JSON.stringify(rows.map((row) => [row.auction, row.lot_id, row.versions]))}}` };
+  };
 
   const readLots = (vin: string): string[] => {
     const rows = lotsOf.prepared.all(lotsOf.args({ vin })) as { lot: string; images: string; vin: string; sale_date: string | null; auction: string; lot_id: number }[];
@@ -118,7 +135,7 @@ export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
     const reportId = lots.length > 0 ? (plan.report === 'time-ordered' ? timeOrderedId() : randomUUID()) : null;
     const reported = reportId !== null && plan.report !== 'none';
     if (reported) {
-      const stored = plan.report === 'empty-lots' ? '[]' : `[${lots.join(',')}]`;
+      const stored = plan.report === 'empty-lots' ? '[]' : plan.report === 'named' ? item.named! : `[${lots.join(',')}]`;
       insertReport.prepared.run(insertReport.args({ id: reportId, accountId: principal.accountId, vin: item.vin, at, lots: stored, sandbox: 0, tokenId: principal.tokenId }));
     }
     if (plan.search) {
@@ -143,6 +160,7 @@ export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
 
   return {
     readLots,
+    readLotsNamed,
     commitAll: (batch) =>
       plan !== null
         ? inTransaction.immediate(batch, plan)
