@@ -36,9 +36,9 @@ const group = Number(values.group);
 
 /** Every variant re-checks the principal first; what follows is its plan. */
 const VARIANTS: { name: string; plan: CommitPlan }[] = [
-  { name: 'the contract (UUID v4 report id, lots in the report)', plan: { counter: true, report: 'uuid', search: true } },
+  { name: 'report copying the lots (before 0025; UUID v4 report id)', plan: { counter: true, report: 'uuid', search: true } },
   { name: 'report id ordered by time (not the contract)', plan: { counter: true, report: 'time-ordered', search: true } },
-  { name: 'report naming lot versions (issue 29 item 7, not taken)', plan: { counter: true, report: 'named', search: true } },
+  { name: 'report naming lot versions (0025: the service now)', plan: { counter: true, report: 'named', search: true } },
   { name: 'report with no lots (not the contract)', plan: { counter: true, report: 'empty-lots', search: true } },
   { name: 'no report (not the contract)', plan: { counter: true, report: 'none', search: true } },
   { name: 'counter only (not the contract)', plan: { counter: true, report: 'none', search: false } },
@@ -90,8 +90,8 @@ try {
 
   // The lots read, as the search reads them and with each lot's count of versions, interleaved.
   const reads = [
-    { name: 'lots as JSON (the search today)', read: (vin: string) => stores[0]!.readLots(vin).length },
-    { name: 'lots as JSON with each count of versions (a named snapshot)', read: (vin: string) => stores[0]!.readLotsNamed(vin).lots.length },
+    { name: 'lots as JSON (the search before 0025)', read: (vin: string) => stores[0]!.readLotsCopied(vin).length },
+    { name: 'lots as JSON with each count of versions (0025: the search now)', read: (vin: string) => stores[0]!.readLotsNamed(vin).lots.length },
   ];
   const readCpu = reads.map((): number[] => []);
   for (let round = 0; round < rounds; round++) {
