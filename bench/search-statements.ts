@@ -151,7 +151,7 @@ try {
   );
   // The lots come from the store beforehand so that this step times the transaction alone.
   const preloaded = new Map<string, LotJson[]>();
-  for (const vin of vins) if (preloaded.size < 5_000) preloaded.set(vin, await repos.lots.findJsonByVin(vin));
+  for (const vin of vins) if (preloaded.size < 5_000) preloaded.set(vin, (await repos.lots.findJsonByVin(vin)).lots);
   const preloadedVins = [...preloaded.keys()];
   results.push(
     await stage('commit: usage counter, report, search record', preloadedVins, async (vin) => {

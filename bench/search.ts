@@ -49,6 +49,9 @@ const USAGE = `usage: npm run bench:search -- [options]
                     cluster; its rate per second is counted in each process, not the contract)
   --profile         profile the real server's CPU (node --cpu-prof) and print where it goes;
                     slows the server, so it cannot be combined with --write
+  --sustained N     N more closed-load runs of the server right before its fixed-rate run, so that
+                    the fixed rate meets a database that has just taken that many reports (the
+                    tail after sustained load, issue 29 item 7); prints the p99 after them
   --scale-out       the same searches on PostgreSQL + Redis, with the Redis rate limiter and
                     the in-process one in the same run (see bench/search-scale-out.ts); with it:
     --schema NAME   load the lots into this PostgreSQL schema and keep it (reused by the
@@ -64,6 +67,7 @@ interface Settings extends LoadSettings {
   leanProcesses: number;
   dataDir: string | null;
   profile: boolean;
+  sustained: number;
 }
 
 function parseSettings(argv: string[]): Settings {
@@ -77,6 +81,7 @@ function parseSettings(argv: string[]): Settings {
       'lean-processes': { type: 'string', default: '0' },
       'data-dir': { type: 'string' },
       profile: { type: 'boolean', default: false },
+      sustained: { type: 'string', default: '0' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -93,7 +98,9 @@ function parseSettings(argv: string[]): Settings {
     leanProcesses: Number(values['lean-processes']),
     dataDir: values['data-dir'] === undefined ? null : path.resolve(values['data-dir']),
     profile: values.profile,
+    sustained: Number(values.sustained),
   };
+  if (!Number.isInteger(settings.sustained) || settings.sustained < 0) throw new UsageError('--sustained takes a whole number');
   if (settings.leanSteps && !settings.lean) throw new UsageError('--lean-steps goes with --lean');
   // One process is the lean server's own run already.
   if (!Number.isInteger(settings.leanProcesses) || settings.leanProcesses < 0 || settings.leanProcesses === 1) throw new UsageError('--lean-processes takes a whole number of 2 or more');
@@ -175,6 +182,14 @@ async function main(): Promise<void> {
   log(`ceiling: ${settings.connections} connections, ${settings.warmup} s warm-up, ${settings.duration} s measured`);
   const top = await withCpu(ceiling, (onMeasuredRunStart) => measureThroughput({ url: ceilingUrl, ...loadOptions, onMeasuredRunStart }));
   checked('the ceiling', ceiling, top.result);
+  // The tail after sustained load: the fixed rate right after closed-load runs, nothing between.
+  const sustained: number[] = [];
+  for (let i = 0; i < settings.sustained; i++) {
+    log(`real server, sustained run ${i + 1} of ${settings.sustained}`);
+    const run = await measureThroughput({ url: baseUrl, ...loadOptions });
+    checked('the server', server, run);
+    sustained.push(run.requestsPerSecond * (settings.duration + settings.warmup));
+  }
   log(`real server at a fixed ${int.format(settings.rate)} req/s for ${settings.duration} s`);
   const paced = await withCpu(server, async (startMeter) => {
     await startMeter();
@@ -187,6 +202,12 @@ async function main(): Promise<void> {
 
   const markdown = renderMarkdown({ settings, command, loadSeconds, databaseBytes, vinCount: vins.length, bodyBytes: Buffer.byteLength(body), real, top, paced, lean });
   process.stdout.write(`\n${markdown}\n`);
+  if (settings.sustained > 0) {
+    process.stdout.write(
+      `\nAfter ${settings.sustained} sustained closed-load run(s) (about ${int.format(sustained.reduce((a, b) => a + b, 0))} searches, each a report), ` +
+        `the fixed ${int.format(settings.rate)} req/s at once: p50 ${ms(paced.result.latency.p50)} ms, p99 ${ms(paced.result.latency.p99)} ms, max ${ms(paced.result.latency.max)} ms (target p99 under ${TARGET_P99_MS} ms).\n`,
+    );
+  }
 
   if (profileDir) {
     // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread; the others

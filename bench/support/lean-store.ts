@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { compareLotsNewestFirst } from '../../src/domain/lot.ts';
 import { newSortableId } from '../../src/domain/ids.ts';
+import { namedSnapshotText } from '../../src/domain/report-snapshot.ts';
 import type { ActivePrincipal } from '../../src/domain/principal.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { lotsJsonByVinSqlite, withImages } from '../../src/storage/dialects/sqlite/lot-json.ts';
@@ -25,13 +26,15 @@ export const COMMIT_LEVELS = ['none', 'recheck', 'counter', 'report', 'all'] as 
 export type CommitLevel = (typeof COMMIT_LEVELS)[number];
 
 /**
- * What a commit runs after the principal re-check. Only the plan of level `all` is the contract;
- * the report's other forms are bench:commit-cost's: an id ordered by time instead of a UUID v4,
- * or no lots in it. A report not inserted is still named in the answer, not in the search record.
+ * What a commit runs after the principal re-check. The lean server's levels copy the lots into the
+ * report (the service before 0025); the report's other forms are bench:commit-cost's: an id
+ * ordered by time instead of a UUID v4, no lots in it, or the lots named by their versions (the
+ * service since 0025). A report not inserted is still named in the answer, not in the search record.
  */
 export interface CommitPlan {
   counter: boolean;
-  report: 'uuid' | 'time-ordered' | 'empty-lots' | 'none';
+  /** `named`: the snapshot names each lot and its count of versions (src/history/report-snapshot.ts) instead of copying it. */
+  report: 'uuid' | 'time-ordered' | 'empty-lots' | 'named' | 'none';
   search: boolean;
 }
 
@@ -55,6 +58,8 @@ export interface LeanSearch {
   vin: string;
   /** The lots' JSON text; absent when the store is to read them itself (the store thread). */
   lots?: string[];
+  /** The snapshot that names the lots (plan `named`): `{"versions":[[auction, lot_id, count], ...]}`. */
+  named?: string;
   nowMs: number;
   periodStart: string;
 }
@@ -69,6 +74,10 @@ export interface Committed {
 
 export interface LeanStore {
   readLots(vin: string): string[];
+  /** The lots as the service reads them since 0025, and the snapshot naming their versions. */
+  readLotsNamed(vin: string): { lots: string[]; named: string };
+  /** The lots as the service read them before 0025: without each lot's count of versions. */
+  readLotsCopied(vin: string): string[];
   /** The searches in one transaction (BEGIN IMMEDIATE, as the real commit), the lots read first where not given. */
   commitAll(batch: LeanSearch[]): (Committed | null)[];
 }
@@ -91,6 +100,21 @@ export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
   const insertSearch = statement(repos.searches.insertSearch);
   /** The count of a run that does not count in the database. */
   let uncommitted = 0;
+
+  // The read as the service made it before 0025: the same statement less each lot's count of versions.
+  const COUNT_COLUMN = / \(select count\(\*\) from lot_versions as v where v\.auction = lots\.auction and v\.lot_id = lots\.lot_id\) as "versions",/;
+  if (!COUNT_COLUMN.test(lotsOf.prepared.source)) throw new Error('the lots read no longer reads each count of versions as this benchmark expects');
+  const lotsCopiedOf = raw.prepare(lotsOf.prepared.source.replace(COUNT_COLUMN, ''));
+  const readLotsCopied = (vin: string): string[] => {
+    const rows = lotsCopiedOf.all(lotsOf.args({ vin })) as { lot: string; images: string; vin: string; sale_date: string | null; auction: string; lot_id: number }[];
+    if (rows.length > 1) rows.sort(compareLotsNewestFirst);
+    return rows.map((row) => withImages(row).lot);
+  };
+  const readLotsNamed = (vin: string) => {
+    const rows = lotsOf.prepared.all(lotsOf.args({ vin })) as { lot: string; images: string; vin: string; sale_date: string | null; auction: string; lot_id: number; versions: number }[];
+    if (rows.length > 1) rows.sort(compareLotsNewestFirst);
+    return { lots: rows.map((row) => withImages(row).lot), named: namedSnapshotText(rows.map((row) => ({ auction: row.auction, lot_id: row.lot_id, versions: row.versions }))) };
+  };
 
   const readLots = (vin: string): string[] => {
     const rows = lotsOf.prepared.all(lotsOf.args({ vin })) as { lot: string; images: string; vin: string; sale_date: string | null; auction: string; lot_id: number }[];
@@ -118,7 +142,7 @@ export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
     const reportId = lots.length > 0 ? (plan.report === 'time-ordered' ? timeOrderedId() : randomUUID()) : null;
     const reported = reportId !== null && plan.report !== 'none';
     if (reported) {
-      const stored = plan.report === 'empty-lots' ? '[]' : `[${lots.join(',')}]`;
+      const stored = plan.report === 'empty-lots' ? '[]' : plan.report === 'named' ? item.named! : `[${lots.join(',')}]`;
       insertReport.prepared.run(insertReport.args({ id: reportId, accountId: principal.accountId, vin: item.vin, at, lots: stored, sandbox: 0, tokenId: principal.tokenId }));
     }
     if (plan.search) {
@@ -143,6 +167,8 @@ export function leanStore(db: Db, commit: CommitLevel | CommitPlan): LeanStore {
 
   return {
     readLots,
+    readLotsNamed,
+    readLotsCopied,
     commitAll: (batch) =>
       plan !== null
         ? inTransaction.immediate(batch, plan)

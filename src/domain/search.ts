@@ -16,6 +16,11 @@ export interface CommittedSearch {
   createdAt: string;
   /** The lots it found, as their JSON text (domain/lot.ts). */
   lots: LotJson[];
+  /**
+   * A replay whose report names lot versions (0025): the snapshot's text, whose lots are rebuilt
+   * after the commit (`lots` is empty until then). Absent otherwise.
+   */
+  namedSnapshot?: string;
 }
 
 /** A row of the customer's search history. */

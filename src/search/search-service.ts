@@ -7,6 +7,7 @@ import { canSearch, sameSubscription, type SearchPrincipal, type TokenPrincipal 
 import type { ReportAnswer } from '../domain/report.ts';
 import type { SearchKind } from '../domain/search.ts';
 import { checkVin } from '../domain/vin.ts';
+import type { NamedLot } from '../domain/report-snapshot.ts';
 import { SANDBOX_ALLOWANCE, SANDBOX_AUCTIONS, sandboxLots, sandboxVinOfLot } from './sandbox/catalogue.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import type { CommitResult } from '../storage/search-commit.ts';
@@ -77,6 +78,9 @@ interface Allowance {
 
 /** What one search asks for, once its input is valid: a VIN, or a lot whose VIN is read after the rate check. */
 type Subject = { kind: 'vin'; vin: string } | { kind: 'lot'; lot: LotRef };
+
+/** A search's lots as JSON text, and as the versions its report's snapshot names (null: the report copies them). */
+type FoundLots = { lots: LotJson[]; named: readonly NamedLot[] | null };
 
 /**
  * How a search is admitted to the account's per-second window: by default up to the plan's rate;
@@ -206,11 +210,11 @@ export class SearchService {
     if (subject.kind === 'vin') vin = subject.vin;
     else if (sandbox) vin = sandboxVinOfLot(subject.lot.auction, subject.lot.lotId);
     else vin = await this.lookupVinOfLot(subject.lot);
-    let lots: LotJson[] = [];
-    if (vin !== null && sandbox) lots = sandboxLots(vin).map(lotJson);
-    else if (vin !== null) lots = await this.lookupLots(vin);
+    let found: FoundLots = { lots: [], named: null };
+    if (vin !== null && sandbox) found = { lots: sandboxLots(vin).map(lotJson), named: null };
+    else if (vin !== null) found = await this.lookupLots(vin);
 
-    const result = await this.commit(principal, subject, vin, lots, idempotencyKey, now, periodStart, allowance);
+    const result = await this.resolvedReplay(await this.commit(principal, subject, vin, found, idempotencyKey, now, periodStart, allowance));
     if (result.kind === 'principal_changed') return { kind: 'principal_changed', admitted: rate };
     this.touchToken(principal, now);
     return this.outcomeOf(result, subject, sandbox, rate, allowance, period, now);
@@ -319,20 +323,29 @@ export class SearchService {
     return this.options.repos.lots.vinOfLotId(lot.auction, lot.lotId);
   }
 
-  /** Lookup: a VIN's stored lots, as JSON text. With the archive off it takes no step for photos. */
-  private lookupLots(vin: string): Promise<LotJson[]> {
+  /** Lookup: a VIN's stored lots, as JSON text, and as the versions its report names. With the archive off it takes no step for photos. */
+  private lookupLots(vin: string): Promise<FoundLots> {
     const { repos, resolveImages } = this.options;
     return resolveImages ? this.lookupLotsWithArchive(vin, resolveImages) : repos.lots.findJsonByVin(vin);
   }
 
   /**
    * With the photo archive on, archived photos are listed by their copies (docs/media.md): only
-   * then are the lots parsed.
+   * then are the lots parsed. A report whose photos the archive rewrote copies its lots: the
+   * versions know the stored URLs, not which copy was archived when.
    */
-  private async lookupLotsWithArchive(vin: string, resolveImages: (lots: Lot[]) => Promise<Lot[]>): Promise<LotJson[]> {
-    const lots = await this.options.repos.lots.findJsonByVin(vin);
-    if (lots.length === 0) return lots;
-    return (await resolveImages(lots.map((text) => JSON.parse(text) as Lot))).map(lotJson);
+  private async lookupLotsWithArchive(vin: string, resolveImages: (lots: Lot[]) => Promise<Lot[]>): Promise<FoundLots> {
+    const found = await this.options.repos.lots.findJsonByVin(vin);
+    if (found.lots.length === 0) return found;
+    const lots = (await resolveImages(found.lots.map((text) => JSON.parse(text) as Lot))).map(lotJson);
+    return { lots, named: lots.every((lot, i) => lot === found.lots[i]) ? found.named : null };
+  }
+
+  /** A replay of a report whose snapshot names versions: its lots rebuilt (the commit reads the snapshot's text alone). */
+  private async resolvedReplay(result: CommitResult): Promise<CommitResult> {
+    if (result.kind !== 'replayed' || result.search.namedSnapshot === undefined) return result;
+    const { namedSnapshot, ...search } = result.search;
+    return { ...result, search: { ...search, lots: await this.options.repos.reports.lotsOfSnapshot(namedSnapshot) } };
   }
 
   /**
@@ -343,7 +356,7 @@ export class SearchService {
     principal: SearchPrincipal,
     subject: Subject,
     vin: string | null,
-    lots: LotJson[],
+    found: FoundLots,
     idempotencyKey: string | null,
     now: Date,
     periodStart: string,
@@ -359,7 +372,8 @@ export class SearchService {
       now,
       periodStart,
       quota: allowance.monthlyQuota,
-      lots,
+      lots: found.lots,
+      named: found.named,
       idempotencyKey,
       sandbox: principal.sandbox,
       kind: subject.kind === 'vin' ? 'search' : 'lot',

@@ -3,6 +3,7 @@ import { PreparedQuery } from './prepared-query.ts';
 import type { Database, SearchRow } from './schema.ts';
 import type { CommittedSearch } from '../domain/search.ts';
 import { lotJson, type Lot } from '../domain/lot.ts';
+import { isNamedSnapshot } from '../domain/report-snapshot.ts';
 
 /**
  * What a counted search's commit writes and reads besides the principal (principal-recheck.ts):
@@ -74,8 +75,11 @@ export function earlierSearchOf(row: EarlierKeyRow, subject: string, now: Date):
       // The key's subject is what was asked (a VIN, or a lot); the search's VIN is what it answered.
       vin: row.searchVin,
       createdAt: row.created_at,
-      // A replay is rare: its snapshot is split into its lots' texts the plain way.
-      lots: row.lots ? (JSON.parse(row.lots) as Lot[]).map(lotJson) : [],
+      // A replay is rare: its snapshot is split into its lots' texts the plain way; one that names
+      // versions is rebuilt after the commit (search-service.ts), outside the unit's statements.
+      ...(row.lots !== null && isNamedSnapshot(row.lots)
+        ? { lots: [], namedSnapshot: row.lots }
+        : { lots: row.lots ? (JSON.parse(row.lots) as Lot[]).map(lotJson) : [] }),
     },
   };
 }

@@ -126,7 +126,10 @@ export interface ReportsTable {
   account_id: string;
   vin: string;
   created_at: string;
-  /** JSON array of Lot objects: the snapshot the report page shows. */
+  /**
+   * The snapshot the report page shows: a JSON array of Lot objects (copied), or since 0025 the
+   * lots it named with their count of versions (domain/report-snapshot.ts).
+   */
   lots: string;
   /** 1 when a sandbox token made it from the sandbox catalogue (0009). */
   sandbox: ColumnType<number, number | undefined, number>;

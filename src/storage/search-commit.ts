@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, SearchRow } from './schema.ts';
 import { newReportId, newSortableId } from '../domain/ids.ts';
 import type { LotJson } from '../domain/lot.ts';
+import { namedSnapshotText, type NamedLot } from '../domain/report-snapshot.ts';
 import type { CommittedSearch, SearchKind } from '../domain/search.ts';
 import type { TokenPrincipal } from '../domain/principal.ts';
 import { PrincipalRecheck } from './principal-recheck.ts';
@@ -34,6 +35,12 @@ export interface SearchToCommit {
   quota: number;
   /** The lots found, as their JSON text (domain/lot.ts); empty means a counted "not found" search with no report. */
   lots: LotJson[];
+  /**
+   * The same lots, each with its count of versions when they were read: the report's snapshot
+   * names them instead of copying `lots` (0025). Absent or null: it copies them (the sandbox's
+   * catalogue, photos the archive rewrote).
+   */
+  named?: readonly NamedLot[] | null;
   idempotencyKey: string | null;
   /**
    * A sandbox token's search: recorded with its report and key, flagged, and never counted. Its
@@ -172,7 +179,7 @@ export class SearchUnit {
   }
 }
 
-/** What a unit draws: the ids of its report (when it found lots) and of its search record; and the report's lots as stored. */
+/** What a unit draws: the ids of its report (when it found lots) and of its search record; and the report's snapshot as stored. */
 interface Drawn {
   reportId: string | null;
   searchId: string;
@@ -181,7 +188,8 @@ interface Drawn {
 
 function drawFor(input: SearchToCommit): Drawn {
   const found = input.lots.length > 0;
-  return { reportId: found ? newReportId() : null, searchId: newSortableId('srch', input.now.getTime()), lotsJson: found ? `[${input.lots.join(',')}]` : '[]' };
+  const snapshot = !found ? '[]' : input.named ? namedSnapshotText(input.named) : `[${input.lots.join(',')}]`;
+  return { reportId: found ? newReportId() : null, searchId: newSortableId('srch', input.now.getTime()), lotsJson: snapshot };
 }
 
 const usedOf = (row: unknown): number => (row === undefined ? 0 : Number((row as { used: number }).used));

@@ -155,3 +155,42 @@ describe('SearchService', () => {
     });
   });
 });
+
+/** What a report's snapshot stores when the photo archive is on (0025, docs/decisions.md). */
+describe('SearchService with the photo archive: the report snapshot', () => {
+  it('names versions while no photo is rewritten, and copies the lots the archive rewrote', async () => {
+    const t = await createTestDatabase('sqlite');
+    try {
+      const metrics = new Metrics();
+      const archived = 'https://img.example/archived.jpg';
+      const service = new SearchService({
+        repos: t.repos,
+        principals: new ApiTokenService(t.repos, metrics),
+        rateLimiter: new MemoryRateLimiter(),
+        metrics,
+        publicBaseUrl: BASE_URL,
+        // An archive that holds a copy of this one photo.
+        resolveImages: async (lots) => lots.map((lot) => ({ ...lot, images: lot.images.map((url) => (url === archived ? 'https://vinhistory.test/media/copy.jpg' : url)) })),
+      });
+      const plain = validVin('1FTFW1ET5DFC2020');
+      const rewritten = validVin('1FTFW1ET5DFC3030');
+      await t.repos.lots.upsertBatch([makeLot({ vin: plain, images: ['https://img.example/a.jpg'] }), makeLot({ vin: rewritten, images: [archived] })]);
+      const { tokenId } = await createCustomer(t.repos, { quota: 100, rate: 100 });
+      const principal = await principalAt(t.repos, tokenId, new Date());
+      if (!canSearch(principal)) throw new Error('the customer cannot search');
+      const snapshotOf = async (vin: string) => {
+        const outcome = await service.search(principal, vin, undefined);
+        if (outcome.kind !== 'found') throw new Error(`expected a report, got ${outcome.kind}`);
+        const id = outcome.report.report_url.split('/').at(-1)!;
+        return { stored: (await t.db.kysely.selectFrom('reports').select('lots').where('id', '=', id).executeTakeFirstOrThrow()).lots, answered: `[${outcome.report.lots.join(',')}]` };
+      };
+      const named = await snapshotOf(plain);
+      expect(named.stored).toMatch(/^\{"versions":/);
+      const copied = await snapshotOf(rewritten);
+      expect(copied.stored).toBe(copied.answered);
+      expect(copied.stored).toContain('https://vinhistory.test/media/copy.jpg');
+    } finally {
+      await t.destroy();
+    }
+  });
+});

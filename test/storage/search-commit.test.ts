@@ -93,15 +93,19 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     expect(await ledger(customer)).toEqual({ searches: 1, reports: 1, used: 1, keys: [] });
   });
 
-  test('a report is a snapshot: later changes to the lots do not alter it', async () => {
+  test.each(['names versions', 'copies the lots'])('a report is a snapshot: later changes to the lots do not alter it (the snapshot %s)', async (form) => {
     const customer = await createCustomer(t.repos);
     const vin = randomVin();
     const lot = makeLot({ vin, price: 500 });
     await t.repos.lots.upsertBatch([lot]);
-    const result = await commit(customer, { vin, lots: await t.repos.lots.findJsonByVin(vin) });
+    const found = await t.repos.lots.findJsonByVin(vin);
+    const result = await commit(customer, { vin, lots: found.lots, named: form === 'names versions' ? found.named : null });
     await t.repos.lots.upsertBatch([{ ...lot, price: 900 }]);
-    const report = await t.repos.reports.findById((result as { search: { reportId: string } }).search.reportId);
-    expect(report?.lots).toEqual([lot]);
+    const reportId = (result as { search: { reportId: string } }).search.reportId;
+    const stored = await t.db.kysely.selectFrom('reports').select('lots').where('id', '=', reportId).executeTakeFirstOrThrow();
+    expect(stored.lots.startsWith('{"versions":')).toBe(form === 'names versions');
+    expect((await t.repos.reports.findById(reportId))?.lots).toEqual([lot]);
+    expect(await t.repos.reports.lotsJsonOf(reportId)).toBe(`[${found.lots.join(',')}]`);
   });
 
   test('a not-found search (no lots) counts and writes an outcome not_found record with no report', async () => {

@@ -69,6 +69,8 @@ export interface BatchClaim {
 /** A lot as its JSON text (LotJson) with the fields that order a vehicle's lots (lot-json.ts). */
 export interface LotJsonRow {
   lot: string;
+  /** How many lot_versions rows the lot has, read in the same statement: what a report's snapshot names (0025). */
+  versions: number;
   vin: string;
   sale_date: string | null;
   auction: string;
@@ -111,6 +113,8 @@ export interface StorageDialect extends DirectStatements {
    * statement (batched-reads.ts). `kysely` is the repository's (a transaction's, perhaps).
    */
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]>;
+  /** One lot's versions (`changed` JSON) in the order they were appended (report-snapshot.ts): a named snapshot's rollback. */
+  versionsInAppendOrder(kysely: Kysely<Database>, ref: LotRef): Promise<string[]>;
 
   // Lots (lots-upsert.ts).
   /**

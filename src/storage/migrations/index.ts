@@ -24,6 +24,7 @@ import * as reportSignatures from './0020-report-signatures.ts';
 import * as feeds from './0021-feeds.ts';
 // Batches (issue 26).
 import * as batches from './0022-batches.ts';
+import * as namedReportSnapshots from './0025-named-report-snapshots.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -55,4 +56,6 @@ export const migrations: Record<string, Migration> = {
   '0021-feeds': feeds,
   // Batches (issue 26).
   '0022-batches': batches,
+  // Issue 29, item 7: report snapshots that name lot versions.
+  '0025-named-report-snapshots': namedReportSnapshots,
 };

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.ts';
 import type { BatchRow } from '../schema.ts';
+import type { ReportsRepository } from './reports-repository.ts';
 import type { Batch, BatchCounts, BatchItem, BatchItemInput, BatchItemResult } from '../../domain/batch.ts';
 import { encodeCursor, type Page, type PagePosition } from '../../domain/watch.ts';
 
@@ -28,7 +29,11 @@ const INSERT_CHUNK = 200;
 
 /** Batches and their items (0022). */
 export class BatchesRepository {
-  constructor(private readonly db: Db) {}
+  /** `reports` rebuilds a report's snapshot that names lot versions (0025). */
+  constructor(
+    private readonly db: Db,
+    private readonly reports: Pick<ReportsRepository, 'snapshotJson'>,
+  ) {}
 
   /**
    * Stores a batch and its items in one transaction. With an Idempotency-Key the account already
@@ -151,12 +156,19 @@ export class BatchesRepository {
       .orderBy('i.idx')
       .limit(limit)
       .execute();
-    return rows.map((row) => ({
-      index: Number(row.idx),
-      input: JSON.parse(row.input) as BatchItemInput,
-      result: row.status === null ? null : { status: Number(row.status), reportId: row.report_id, reportUrl: row.report_url, message: row.message },
-      report: row.report_vin !== null && row.report_created_at !== null && row.report_lots !== null ? { vin: row.report_vin, createdAt: row.report_created_at, lots: JSON.parse(row.report_lots) as unknown[] } : null,
-    }));
+    const items: BatchItem[] = [];
+    for (const row of rows) {
+      items.push({
+        index: Number(row.idx),
+        input: JSON.parse(row.input) as BatchItemInput,
+        result: row.status === null ? null : { status: Number(row.status), reportId: row.report_id, reportUrl: row.report_url, message: row.message },
+        report:
+          row.report_vin !== null && row.report_created_at !== null && row.report_lots !== null
+            ? { vin: row.report_vin, createdAt: row.report_created_at, lots: JSON.parse(await this.reports.snapshotJson(row.report_lots)) as unknown[] }
+            : null,
+      });
+    }
+    return items;
   }
 
   /** The report ids of the batch's found items, in input order (the ZIP of PDFs). */

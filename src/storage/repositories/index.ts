@@ -94,13 +94,14 @@ export interface RepositoryOptions {
 
 export function createRepositories(db: Db, options: RepositoryOptions = {}): Repositories {
   const ledger = new LedgerStatements(db.kysely);
+  const reports = new ReportsRepository(db, ledger);
   return {
     plans: new PlansRepository(db),
     accounts: new AccountsRepository(db),
     subscriptions: new SubscriptionsRepository(db),
     tokens: new TokensRepository(db),
     lots: new LotsRepository(db, options.lotsWritten ? { lotsWritten: options.lotsWritten } : {}),
-    reports: new ReportsRepository(db, ledger),
+    reports,
     searches: new SearchesRepository(db, ledger),
     usageCounters: new UsageCountersRepository(db, ledger),
     idempotencyKeys: new IdempotencyKeysRepository(db, ledger),
@@ -131,6 +132,6 @@ export function createRepositories(db: Db, options: RepositoryOptions = {}): Rep
     // Feeds the service pulls itself (0021).
     feeds: new FeedsRepository(db),
     // Batches (0022).
-    batches: new BatchesRepository(db),
+    batches: new BatchesRepository(db, reports),
   };
 }

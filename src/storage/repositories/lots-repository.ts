@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { NamedLot } from '../../domain/report-snapshot.ts';
 import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
 import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../../domain/lot.ts';
@@ -87,13 +88,14 @@ export class LotsRepository {
   }
 
   /**
-   * Every lot of a vehicle as its JSON text, newest sale first: what a search answers and stores,
-   * spliced as it is (domain/lot.ts, LotJson). One probe of lots_vin_idx.
+   * Every lot of a vehicle as its JSON text, newest sale first: what a search answers, spliced as
+   * it is (domain/lot.ts, LotJson); and the same lots with their count of versions, which its
+   * report's snapshot names (0025). One probe of lots_vin_idx, and one of lot_versions_lot_idx a lot.
    */
-  async findJsonByVin(vin: string): Promise<LotJson[]> {
+  async findJsonByVin(vin: string): Promise<{ lots: LotJson[]; named: NamedLot[] }> {
     const rows = await this.jsonByVin(vin);
     if (rows.length > 1) rows.sort(compareLotsNewestFirst);
-    return rows.map((row) => row.lot as LotJson);
+    return { lots: rows.map((row) => row.lot as LotJson), named: rows.map((row) => ({ auction: row.auction, lot_id: Number(row.lot_id), versions: Number(row.versions) })) };
   }
 
   async count(): Promise<number> {

@@ -65,8 +65,10 @@ describe.each(DIALECTS)('LotsRepository (%s)', (dialect) => {
         fullLot(vin, { sale_date: '2024-05-17T15:00:00.000Z', auction: 'iaai' }),
       ];
       await t.repos.lots.upsertBatch(lots);
-      const texts = await t.repos.lots.findJsonByVin(vin);
+      const { lots: texts, named } = await t.repos.lots.findJsonByVin(vin);
       const parsed = texts.map((text) => JSON.parse(text) as Lot);
+      // The same lots in the same order, each with its count of versions (none yet: each was imported once).
+      expect(named).toEqual(parsed.map((lot) => ({ auction: lot.auction, lot_id: lot.lot_id, versions: 0 })));
       expect(parsed).toEqual(await t.repos.lots.findByVin(vin));
       expect(parsed.map((lot) => [lot.sale_date, lot.auction])).toEqual([
         ['2024-05-17T15:00:00.000Z', 'copart'],
@@ -80,7 +82,7 @@ describe.each(DIALECTS)('LotsRepository (%s)', (dialect) => {
     });
 
     test('an unknown VIN has none', async () => {
-      expect(await t.repos.lots.findJsonByVin(randomVin())).toEqual([]);
+      expect(await t.repos.lots.findJsonByVin(randomVin())).toEqual({ lots: [], named: [] });
     });
   });
 

@@ -17,6 +17,7 @@ import { isPostgresUniqueViolation, openPostgres } from './connection.ts';
 import { runPooled } from './direct-statements.ts';
 import { lotsJsonByVinsPostgres } from './lot-json.ts';
 import { lotRowsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
+import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
 import { upsertLotsPostgres } from './lots-upsert.ts';
 import { claimMailPostgres } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
@@ -77,6 +78,10 @@ export class PostgresStorageDialect implements StorageDialect {
   }
 
   // Lot history (lot-history.ts).
+  versionsInAppendOrder(kysely: Kysely<Database>, ref: LotRef): Promise<string[]> {
+    return versionsInAppendOrderPostgres(kysely, ref);
+  }
+
   lotRowsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<LotRow[]> {
     return lotRowsByKeyPostgres(kysely, keys);
   }

@@ -14,6 +14,14 @@ const COLUMNS = LOT_FIELDS.map((field) => (field === 'images' ? `l."images"::jso
 export function lotsJsonByVinsPostgres(k: Kysely<Database>, vins: string[]) {
   return k
     .selectFrom('lots as l')
-    .select([sql<string>`(select row_to_json(j)::text from (select ${sql.raw(COLUMNS)}) as j)`.as('lot'), 'l.vin', 'l.sale_date', 'l.auction', 'l.lot_id'])
+    .select([
+      sql<string>`(select row_to_json(j)::text from (select ${sql.raw(COLUMNS)}) as j)`.as('lot'),
+      // Each lot's count of versions, which a report's snapshot names (0025): read in this statement, of its moment.
+      sql<number>`(select count(*)::int from lot_versions as v where v.auction = l.auction and v.lot_id = l.lot_id)`.as('versions'),
+      'l.vin',
+      'l.sale_date',
+      'l.auction',
+      'l.lot_id',
+    ])
     .where('l.vin', '=', sql<string>`any(${vins})`);
 }

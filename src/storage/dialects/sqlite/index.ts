@@ -17,6 +17,7 @@ import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
 import { runDirect } from './direct-statements.ts';
 import { lotsJsonByVinSqlite, withImages } from './lot-json.ts';
 import { lotRowsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
+import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from './lots-upsert.ts';
 import { claimMailSqlite } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
@@ -103,6 +104,10 @@ export class SqliteStorageDialect implements StorageDialect {
   }
 
   // Lot history (lot-history.ts).
+  versionsInAppendOrder(kysely: Kysely<Database>, ref: LotRef): Promise<string[]> {
+    return versionsInAppendOrderSqlite(kysely, ref);
+  }
+
   lotRowsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<LotRow[]> {
     return lotRowsByKeySqlite(kysely, keys);
   }

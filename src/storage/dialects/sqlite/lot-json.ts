@@ -9,6 +9,12 @@ const PAIRS = LOT_FIELDS.filter((field) => field !== 'images')
   .join(', ');
 
 /**
+ * Each lot's count of versions, which a report's snapshot names (0025, src/history/report-snapshot.ts):
+ * a probe of lot_versions_lot_idx that finds no row for a lot never changed.
+ */
+const VERSIONS = sql<number>`(select count(*) from lot_versions as v where v.auction = lots.auction and v.lot_id = lots.lot_id)`.as('versions');
+
+/**
  * SQLite: the lots of a VIN, each as its JSON text (LotJson) but for `images`, with the fields
  * that order them. One probe of lots_vin_idx; the row's values never become JavaScript values one
  * by one. `images`, the last field, is stored as JSON text (JSON.stringify of the list) and is
@@ -18,7 +24,7 @@ const PAIRS = LOT_FIELDS.filter((field) => field !== 'images')
 export function lotsJsonByVinSqlite(k: Kysely<Database>, vin: string) {
   return k
     .selectFrom('lots')
-    .select([sql<string>`json_object(${sql.raw(PAIRS)})`.as('lot'), 'images', 'vin', 'sale_date', 'auction', 'lot_id'])
+    .select([sql<string>`json_object(${sql.raw(PAIRS)})`.as('lot'), 'images', VERSIONS, 'vin', 'sale_date', 'auction', 'lot_id'])
     .where('vin', '=', vin);
 }
 
