@@ -4,9 +4,13 @@ import type { Database } from '../../schema.ts';
 
 if (LOT_FIELDS[LOT_FIELDS.length - 1] !== 'images') throw new Error('lot-json.ts splices images in as the last field of a lot');
 
-const PAIRS = LOT_FIELDS.filter((field) => field !== 'images')
-  .map((field) => `'${field}', "${field}"`)
-  .join(', ');
+/** json_object's arguments for every field of a lot but `images` (spliced in by withImages), columns named through `table` if given. */
+export const lotJsonPairs = (table?: string) =>
+  LOT_FIELDS.filter((field) => field !== 'images')
+    .map((field) => `'${field}', ${table ? `${table}.` : ''}"${field}"`)
+    .join(', ');
+
+const PAIRS = lotJsonPairs();
 
 /**
  * SQLite: the lots of a VIN, each as its JSON text (LotJson) but for `images`, with the fields
