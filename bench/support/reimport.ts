@@ -39,6 +39,7 @@ const UNTIL = new Date('2026-01-01T00:00:00.000Z');
 
 interface Figures {
   seconds: number;
+  cpuSeconds: number;
   maxRssKb: number;
   rows: number;
   summary?: Record<string, number>;
@@ -173,23 +174,33 @@ export async function reimportBench(options: {
     }
     const files = await writeFiles(tempDir, count, seed);
     const rates = new Map<Phase, number[]>(PHASES.map((phase) => [phase, []]));
-    process.stdout.write(`| round | fresh lots/s | unchanged re-import lots/s | 1/3 changed lots/s | load average after |\n|---:|---:|---:|---:|---|\n`);
+    const cpuCosts = new Map<Phase, number[]>(PHASES.map((phase) => [phase, []]));
+    process.stdout.write(
+      `| round | fresh lots/s | unchanged re-import lots/s | 1/3 changed lots/s | fresh CPU µs/lot | unchanged CPU µs/lot | 1/3 changed CPU µs/lot | load average after |\n|---:|---:|---:|---:|---:|---:|---:|---|\n`,
+    );
     for (let round = 1; round <= options.rounds; round++) {
       const dataDir = await mkdtemp(path.join(tempDir, 'data-'));
       const child = { self: options.self, runTs: options.runTs, batchSize, dataDir };
       const cells: string[] = [];
+      const cpuCells: string[] = [];
       for (const phase of PHASES) {
         const figures = await runImport(phase === 'changed' ? files.changed : files.same, child);
         check(phase, count, figures);
         const rate = figures.rows / figures.seconds;
+        const cpu = (figures.cpuSeconds * 1e6) / figures.rows;
         rates.get(phase)!.push(rate);
+        cpuCosts.get(phase)!.push(cpu);
         cells.push(int.format(rate));
-        log(`round ${round}, ${phase}: ${int.format(rate)} lots/s, ${figures.seconds.toFixed(2)} s`);
+        cpuCells.push(int.format(cpu));
+        log(`round ${round}, ${phase}: ${int.format(rate)} lots/s, ${figures.seconds.toFixed(2)} s, ${int.format(cpu)} µs CPU a lot`);
       }
-      process.stdout.write(`| ${round} | ${cells.join(' | ')} | ${loadAverage()} |\n`);
+      process.stdout.write(`| ${round} | ${cells.join(' | ')} | ${cpuCells.join(' | ')} | ${loadAverage()} |\n`);
       await rm(dataDir, { recursive: true, force: true });
     }
-    if (options.rounds > 1) process.stdout.write(`| median | ${PHASES.map((phase) => int.format(median(rates.get(phase)!))).join(' | ')} | |\n`);
+    if (options.rounds > 1) {
+      const medians = (values: Map<Phase, number[]>) => PHASES.map((phase) => int.format(median(values.get(phase)!))).join(' | ');
+      process.stdout.write(`| median | ${medians(rates)} | ${medians(cpuCosts)} | |\n`);
+    }
   } finally {
     await rm(tempDir, { recursive: true, force: true });
   }
