@@ -187,6 +187,7 @@ async function main(): Promise<void> {
       rounds: { type: 'string', default: '1' },
       phase: { type: 'string' },
       instructions: { type: 'boolean', default: false },
+      cpu: { type: 'boolean', default: false },
       'batch-size': { type: 'string', default: '10000' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -219,6 +220,7 @@ async function main(): Promise<void> {
       batchSize: Number(values['batch-size']),
       phase: values.phase,
       instructions: values.instructions,
+      cpu: values.cpu,
       self: SELF,
       runTs: RUN_TS,
     });

@@ -29,7 +29,10 @@ Re-imports (lots already stored):
   --batch-size N   with --reimport: lots per transaction (default 10000, as the import bench)
   --instructions   with --reimport: instructions per lot under valgrind's callgrind instead of time:
                    each phase at a quarter of --lots and at --lots (try --lots 8000)
-  --phase P        with --instructions: only this phase (fresh, unchanged or changed)
+  --cpu            with --reimport: CPU time per lot the same way (two sizes, no valgrind), each
+                   size --rounds times, the medians' difference: less disturbed by a busy machine
+                   than lots/s, and seconds instead of the hour callgrind takes there
+  --phase P        with --instructions or --cpu: only this phase (fresh, unchanged or changed)
 `;
 
 const PHASES = ['fresh', 'unchanged', 'changed'] as const;
@@ -132,6 +135,7 @@ export async function reimportBench(options: {
   batchSize: number;
   phase: string | undefined;
   instructions: boolean;
+  cpu: boolean;
   self: string;
   runTs: string;
 }): Promise<void> {
@@ -144,31 +148,38 @@ export async function reimportBench(options: {
   const tempDir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-reimport-'));
   try {
     log(`tree: ${process.cwd()}; ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, Node.js ${process.version}; load average ${loadAverage()}`);
-    if (options.instructions) {
+    if (options.instructions || options.cpu) {
+      const unit = options.instructions ? 'instructions' : 'CPU µs';
+      const rounds = options.instructions ? 1 : options.rounds;
       const sizes = [Math.round(count / 4), count];
-      const totals = new Map<string, number>();
+      const totals = new Map<string, number[]>();
       for (const size of sizes) {
         const files = await writeFiles(tempDir, size, seed);
-        for (const phase of phases) {
-          const dataDir = await mkdtemp(path.join(tempDir, 'data-'));
-          const callgrindDir = await mkdtemp(path.join(tempDir, 'callgrind-'));
-          const child = { self: options.self, runTs: options.runTs, batchSize, dataDir };
-          if (phase !== 'fresh') check('fresh', size, await runImport(files.same, child));
-          log(`${phase}, ${int.format(size)} lots, under callgrind...`);
-          const figures = await runImport(phase === 'changed' ? files.changed : files.same, { ...child, callgrindDir });
-          check(phase, size, figures);
-          const total = await callgrindTotal(callgrindDir);
-          totals.set(`${phase}/${size}`, total);
-          log(`  ${int.format(total)} instructions`);
-          await rm(dataDir, { recursive: true, force: true });
-          await rm(callgrindDir, { recursive: true, force: true });
+        for (let round = 1; round <= rounds; round++) {
+          for (const phase of phases) {
+            const dataDir = await mkdtemp(path.join(tempDir, 'data-'));
+            const callgrindDir = options.instructions ? await mkdtemp(path.join(tempDir, 'callgrind-')) : undefined;
+            const child = { self: options.self, runTs: options.runTs, batchSize, dataDir };
+            if (phase !== 'fresh') check('fresh', size, await runImport(files.same, child));
+            log(`${phase}, ${int.format(size)} lots${callgrindDir ? ', under callgrind' : ''}...`);
+            const figures = await runImport(phase === 'changed' ? files.changed : files.same, { ...child, ...(callgrindDir ? { callgrindDir } : {}) });
+            check(phase, size, figures);
+            const total = callgrindDir ? await callgrindTotal(callgrindDir) : figures.cpuSeconds * 1e6;
+            const key = `${phase}/${size}`;
+            totals.set(key, [...(totals.get(key) ?? []), total]);
+            log(`  ${int.format(total)} ${unit} (load average ${loadAverage()})`);
+            await rm(dataDir, { recursive: true, force: true });
+            if (callgrindDir) await rm(callgrindDir, { recursive: true, force: true });
+          }
         }
       }
-      process.stdout.write(`| phase | instructions, ${int.format(sizes[0]!)} lots | instructions, ${int.format(sizes[1]!)} lots | instructions per lot |\n|---|---:|---:|---:|\n`);
+      const per = options.instructions ? 'instructions per lot' : 'CPU µs per lot';
+      process.stdout.write(`| phase | ${unit}, ${int.format(sizes[0]!)} lots | ${unit}, ${int.format(sizes[1]!)} lots | ${per} |\n|---|---:|---:|---:|\n`);
       for (const phase of phases) {
-        const small = totals.get(`${phase}/${sizes[0]}`)!;
-        const large = totals.get(`${phase}/${sizes[1]}`)!;
-        process.stdout.write(`| ${phase} | ${int.format(small)} | ${int.format(large)} | ${int.format((large - small) / (sizes[1]! - sizes[0]!))} |\n`);
+        const small = median(totals.get(`${phase}/${sizes[0]}`)!);
+        const large = median(totals.get(`${phase}/${sizes[1]}`)!);
+        const perLot = (large - small) / (sizes[1]! - sizes[0]!);
+        process.stdout.write(`| ${phase} | ${int.format(small)} | ${int.format(large)} | ${options.instructions ? int.format(perLot) : perLot.toFixed(1)} |\n`);
       }
       return;
     }
