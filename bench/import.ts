@@ -15,13 +15,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
-import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
-import { BULK_LOAD_CHECKPOINT_PAGES } from '../src/storage/dialects/sqlite/lots-upsert.ts';
-import { UNNAMED_SOURCE } from '../src/domain/lot-history.ts';
-import { LOT_COLUMNS, rowParams } from '../src/storage/lot-rows.ts';
 import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { COPART_HEADER, copartRow, quote, writeLines } from './support/bench-files.ts';
+import { reimportBench, REIMPORT_USAGE } from './support/reimport.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC_FILE = path.join(REPO_ROOT, 'docs', 'benchmarks.md');
@@ -38,7 +35,7 @@ const USAGE = `usage: npm run bench:import -- [options]
   --lots N     synthetic lots in each file (default 1000000)
   --seed N     seed of the synthetic lots (default 1)
   --write      write the figures into docs/benchmarks.md (otherwise only print them)
-`;
+${REIMPORT_USAGE}`;
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
@@ -49,6 +46,8 @@ const mib = (kb: number) => `${int.format(kb / 1024)} MiB`;
 
 interface ChildFigures {
   seconds: number;
+  /** CPU time of the import, all threads (imports only). */
+  cpuSeconds?: number;
   maxRssKb: number;
   rows: number;
   summary?: Record<string, number>;
@@ -61,6 +60,11 @@ interface ChildFigures {
  * import is set against the rows it really writes.
  */
 async function ceilingChild(dataDir: string, rowsOf: { count: number; seed: number } | { from: string }): Promise<ChildFigures> {
+  // Imported here, not at the top: the --reimport mode runs against older trees (bench/support/reimport.ts), whose storage modules differ.
+  const { migrateToLatest, openDatabase } = await import('../src/storage/database.ts');
+  const { BULK_LOAD_CHECKPOINT_PAGES } = await import('../src/storage/dialects/sqlite/lots-upsert.ts');
+  const { UNNAMED_SOURCE } = await import('../src/domain/lot-history.ts');
+  const { LOT_COLUMNS, rowParams } = await import('../src/storage/lot-rows.ts');
   const file = path.join(dataDir, 'vinhistory.sqlite');
   const db = await openDatabase({ kind: 'sqlite', file });
   await migrateToLatest(db);
@@ -110,7 +114,7 @@ async function ceilingChild(dataDir: string, rowsOf: { count: number; seed: numb
  * start to its end: batches of 10,000, as into a database no server is using (the default of 250
  * keeps a serving database's write lock short, at about half the speed: docs/cli.md).
  */
-async function importChild(file: string): Promise<ChildFigures> {
+async function importChild(file: string, batchSize = '10000'): Promise<ChildFigures> {
   const { main } = await import('../src/cli/main.ts');
   let captured = '';
   const write = process.stdout.write.bind(process.stdout);
@@ -119,15 +123,19 @@ async function importChild(file: string): Promise<ChildFigures> {
     return true;
   });
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   try {
-    await main(['node', 'vinhistory', 'import', '--json', '--no-progress', '--batch-size', '10000', file]);
+    await main(['node', 'vinhistory', 'import', '--json', '--no-progress', '--batch-size', batchSize, file]);
   } finally {
     process.stdout.write = write;
   }
   const seconds = (performance.now() - started) / 1000;
+  // Every thread of the process (the reading worker too): less disturbed by other work on the machine than the wall clock.
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   if (process.exitCode) throw new Error(`the import failed (exit ${process.exitCode}): ${captured}`);
   const { total } = JSON.parse(captured) as { total: Record<string, number> };
-  return { seconds, maxRssKb: process.resourceUsage().maxRSS, rows: total.read!, summary: total };
+  return { seconds, cpuSeconds, maxRssKb: process.resourceUsage().maxRSS, rows: total.read!, summary: total };
 }
 
 function runChild(args: string[], dataDir: string): Promise<ChildFigures> {
@@ -175,6 +183,12 @@ async function main(): Promise<void> {
       write: { type: 'boolean', default: false },
       child: { type: 'string' },
       'rows-from': { type: 'string' },
+      reimport: { type: 'boolean', default: false },
+      rounds: { type: 'string', default: '1' },
+      phase: { type: 'string' },
+      instructions: { type: 'boolean', default: false },
+      cpu: { type: 'boolean', default: false },
+      'batch-size': { type: 'string', default: '10000' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     allowPositionals: true,
@@ -193,8 +207,23 @@ async function main(): Promise<void> {
     const figures =
       values.child === 'ceiling'
         ? await ceilingChild(process.env.DATA_DIR!, values['rows-from'] ? { from: values['rows-from'] } : { count, seed })
-        : await importChild(values.child);
+        : await importChild(values.child, values['batch-size']);
     process.stdout.write(`${JSON.stringify(figures)}\n`);
+    return;
+  }
+
+  if (values.reimport) {
+    await reimportBench({
+      count,
+      seed,
+      rounds: Number(values.rounds),
+      batchSize: Number(values['batch-size']),
+      phase: values.phase,
+      instructions: values.instructions,
+      cpu: values.cpu,
+      self: SELF,
+      runTs: RUN_TS,
+    });
     return;
   }
 

@@ -89,6 +89,15 @@ export interface BulkWriter {
   walAutocheckpoint: number;
 }
 
+/** A stored lot as an import batch compares it (lot history): its JSON text (LotJson) and its listing state. */
+export interface StoredLotJson {
+  auction: string;
+  lot_id: number;
+  /** The lot as the API's JSON text, fields in LOT_FIELDS order: equal to lotJson() of a lot with the same values. */
+  lot: string;
+  left_listing_at: string | null;
+}
+
 export interface StorageDialect extends DirectStatements {
   /** For logs, health and tests: never for a branch (docs/architecture.md). */
   readonly name: DialectName;
@@ -149,6 +158,12 @@ export interface StorageDialect extends DirectStatements {
   // Lot history (lot-history.ts).
   /** The stored rows of these lots (in a batch's transaction: as its upsert will find them). */
   lotRowsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<LotRow[]>;
+  /**
+   * The stored lots of these keys as JSON text, in a batch's transaction as its upsert will find
+   * them: what an import compares its lines with, so that a lot that comes again as it is stored
+   * costs a string comparison instead of 35 columns made into an object and diffed.
+   */
+  storedLotsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<StoredLotJson[]>;
   /** Marks these lots seen at `at` and back in their listing, without changing what they say. */
   touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
   // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).

@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
 import { LISTING_FIELD, lotChanges, type LotChanges } from '../../domain/lot-history.ts';
 import type { LotRef } from '../../domain/lot-ref.ts';
-import { LOT_FIELDS, type Lot } from '../../domain/lot.ts';
-import { lotFromRow, mergeLot } from '../lot-rows.ts';
-import type { Database, LotRow } from '../schema.ts';
+import { LOT_FIELDS, lotJson, type Lot } from '../../domain/lot.ts';
+import type { StoredLotJson } from '../dialects/dialect.ts';
+import { mergeLot } from '../lot-rows.ts';
+import type { Database } from '../schema.ts';
 
 /** A lot on its way in, with the values derived for it (lots-repository.ts, IncomingLot). */
 type Incoming = Lot & { readonly derived?: Partial<Lot> | undefined };
@@ -45,30 +46,66 @@ const plainLot = (lot: Incoming): Lot => {
   return copy as Lot;
 };
 
+/** A lot stored before the batch, as the batch goes through its lines. */
+interface StoredState {
+  row: StoredLotJson;
+  /** The stored lot, parsed from its JSON text only when a line differs from that text (or derived values may fill it). */
+  original: Lot | null;
+  /** The lot after the lines so far (the stored one until a line changes it). */
+  lot: Lot | null;
+  written: boolean;
+  filled: boolean;
+}
+
+const parsed = (state: StoredState): Lot => {
+  if (state.lot === null) state.original = state.lot = JSON.parse(state.row.lot) as Lot;
+  return state.lot;
+};
+
+/** What a batch leaves in the history, and which of its lines its upsert must write. */
+export interface BatchPlan extends BatchHistory {
+  /**
+   * Per line, in order: false when the line changes nothing of the lot as stored (or as the lines
+   * before it in the batch left it), so that the upsert may skip it: the upsert's own rule would
+   * find nothing to write.
+   */
+  write: boolean[];
+}
+
 /**
- * What one batch changed in each lot stored before it, worked out from the rows read before its
- * upsert with the upsert's own rules (mergeLot, in line order; then the derived values, which fill
- * only what is still unknown): one version per lot per batch, whatever the number of its lines,
- * since one import is one observation. A lot the batch inserted gets no row: its first version is
- * its state rolled back through the later ones (src/history/).
+ * What one batch changes in each lot stored before it, worked out from the stored lots read before
+ * its upsert with the upsert's own rules (mergeLot, in line order; then the derived values, which
+ * fill only what is still unknown): one version per lot per batch, whatever the number of its
+ * lines, since one import is one observation. A lot the batch inserts gets no row: its first
+ * version is its state rolled back through the later ones (src/history/).
+ *
+ * A line whose JSON text is the stored lot's is unchanged without parsing either (the common
+ * case of a re-import): the stored text is the database's LotJson, which equals lotJson() of the
+ * same values. A line that differs from it is merged into the parsed lot, as the upsert would.
  */
-export function batchHistory(
-  before: readonly LotRow[],
+export function planBatch(
+  before: readonly StoredLotJson[],
   lots: readonly Incoming[],
   derivable: ReadonlySet<string>,
   at: string,
   source: string,
-): BatchHistory {
-  // `original` is read once: mergeLot copies, so the stored state stays as it was for the diff.
-  const states = new Map<string, { row: LotRow; original: Lot; lot: Lot; written: boolean; filled: boolean }>();
-  for (const row of before) {
-    const original = lotFromRow(row);
-    states.set(lotKey(row.auction, row.lot_id), { row, original, lot: original, written: false, filled: false });
-  }
-  for (const line of lots) {
+): BatchPlan {
+  const states = new Map<string, StoredState>();
+  for (const row of before) states.set(lotKey(row.auction, row.lot_id), { row, original: null, lot: null, written: false, filled: false });
+  const write = new Array<boolean>(lots.length);
+  for (let i = 0; i < lots.length; i++) {
+    const line = lots[i]!;
     const state = states.get(lotKey(line.auction, line.lot_id));
-    if (!state) continue;
-    const merged = mergeLot(state.lot, plainLot(line));
+    if (!state) {
+      write[i] = true;
+      continue;
+    }
+    if (state.lot === null && lotJson(line) === state.row.lot) {
+      write[i] = false;
+      continue;
+    }
+    const merged = mergeLot(parsed(state), plainLot(line));
+    write[i] = merged !== null;
     if (merged) {
       state.lot = merged;
       state.written = true;
@@ -78,7 +115,7 @@ export function batchHistory(
     const { derived } = line;
     const state = derived && states.get(lotKey(line.auction, line.lot_id));
     if (!state) continue;
-    const filled = { ...state.lot } as Record<string, unknown>;
+    const filled = { ...parsed(state) } as Record<string, unknown>;
     for (const [field, value] of Object.entries(derived)) {
       if (derivable.has(field) && value !== null && value !== undefined && filled[field] === null) {
         filled[field] = value;
@@ -91,14 +128,14 @@ export function batchHistory(
   const touched: LotRef[] = [];
   for (const { row, original, lot, written, filled } of states.values()) {
     // Nothing merged in and nothing filled: the lot is as it was (the common case of a re-import).
-    const changed: LotChanges = written || filled ? lotChanges(original, lot) : {};
+    const changed: LotChanges = (written || filled) && original && lot ? lotChanges(original, lot) : {};
     if (row.left_listing_at !== null) changed[LISTING_FIELD] = { from: 'left', to: 'listed' };
     if (Object.keys(changed).length > 0) {
       versions.push({ auction: row.auction, lot_id: row.lot_id, observed_at: at, source, changed: JSON.stringify(changed) });
     }
     if (!written || row.left_listing_at !== null) touched.push({ auction: row.auction, lotId: row.lot_id });
   }
-  return { versions, touched };
+  return { versions, touched, write };
 }
 
 /** 500 rows a statement: five parameters each stays far below either database's limit. */

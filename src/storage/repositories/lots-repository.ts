@@ -6,7 +6,7 @@ import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../.
 import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { normaliseSource } from '../../domain/lot-history.ts';
-import { appendVersions, batchHistory, batchKeys } from './lot-versions.ts';
+import { appendVersions, batchKeys, planBatch } from './lot-versions.ts';
 import type { AfterLotsWritten, LotsTransaction, LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
 import { WatchesRepository } from './watches-repository.ts';
@@ -145,12 +145,12 @@ export class LotsRepository {
           if (then) after.push(then);
         }
       }
-      const before = await this.db.dialect.lotRowsByKey(kysely, batchKeys(lots));
-      const statuses = await this.db.dialect.upsertLots(kysely, lots, at, source);
+      const before = await this.db.dialect.storedLotsByKey(kysely, batchKeys(lots));
+      const plan = planBatch(before, lots, DERIVABLE, at, source);
+      const statuses = await this.upsertLines(kysely, lots, plan.write, at, source);
       await fillDerived(kysely, lots, statuses, at);
-      const history = batchHistory(before, lots, DERIVABLE, at, source);
-      await appendVersions(kysely, history.versions);
-      await this.db.dialect.touchLots(kysely, history.touched, at);
+      await appendVersions(kysely, plan.versions);
+      await this.db.dialect.touchLots(kysely, plan.touched, at);
       for (const status of statuses) summary[status]++;
       for (const then of after) {
         const done = await then({ lots, statuses });
@@ -160,6 +160,22 @@ export class LotsRepository {
     if (this.db.kysely.isTransaction) await write(this.db.kysely);
     else await this.db.kysely.transaction().execute(write);
     return summary;
+  }
+
+  /**
+   * Upserts the lines the plan says change something; the others are unchanged without a
+   * statement: their upsert would have found nothing to write (its WHERE), after probing the
+   * primary key and, on PostgreSQL, locking the row again (docs/decisions.md, "Re-imports").
+   */
+  private async upsertLines(kysely: Kysely<Database>, lots: readonly IncomingLot[], write: readonly boolean[], at: string, source: string): Promise<LotUpsertStatus[]> {
+    const chosen: number[] = [];
+    for (let i = 0; i < lots.length; i++) if (write[i]) chosen.push(i);
+    if (chosen.length === lots.length) return this.db.dialect.upsertLots(kysely, lots, at, source);
+    const statuses = new Array<LotUpsertStatus>(lots.length).fill('unchanged');
+    if (chosen.length === 0) return statuses;
+    const written = await this.db.dialect.upsertLots(kysely, chosen.map((i) => lots[i]!), at, source);
+    for (let j = 0; j < chosen.length; j++) statuses[chosen[j]!] = written[j]!;
+    return statuses;
   }
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LISTING_FIELD, type LotVersion } from '../../../src/domain/lot-history.ts';
-import { LOT_FIELDS, type Lot } from '../../../src/domain/lot.ts';
+import { LOT_FIELDS, lotJson, type Lot } from '../../../src/domain/lot.ts';
 import { Prng } from '../../../src/dev/seed/prng.ts';
 import { lotHistory, statesOf } from '../../../src/history/lot-history.ts';
 import { mergeLot } from '../../../src/storage/lot-rows.ts';
@@ -85,6 +85,21 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
     // The rounds did change lots, and left some alone: both sides of the rule were met.
     expect(kept).toBeGreaterThan(10);
     expect([...expected.values()].some((e) => e.lastSeen !== e.versions.at(-1)!.observed_at)).toBe(true);
+  });
+
+  it('reads a stored lot back as exactly lotJson of its values, so that a re-import of it as stored is a text comparison', async () => {
+    const lots = [
+      makeLot({ vin: VINS[0]!, auction: 'copart', lot_id: 29_200_001, price: 2_147_483_647, year: 2011, odometer: 0, images: ['https://img.example.com/a/1.jpg?x=1&y="2"'] }),
+      makeLot({ vin: VINS[1]!, auction: 'iaai', lot_id: 29_200_002, name: 'Škoda "Octavia" 1.6\\TDI é 漢字 😀 </script>', highlight: 'line\nbreak\ttab\u0001', sale_date: '2024-05-17T15:00:00.000Z' }),
+    ];
+    await t.repos.lots.upsertBatch(lots, { now: new Date('2026-11-01T00:00:00.000Z') });
+    const stored = await t.db.dialect.storedLotsByKey(t.db.kysely, lots.map((lot) => ({ auction: lot.auction, lotId: lot.lot_id })));
+    expect(new Map(stored.map((row) => [row.lot_id, row.lot]))).toEqual(new Map(lots.map((lot) => [lot.lot_id, lotJson(lot)])));
+    // The same lines again change nothing and only move the sighting.
+    expect(await t.repos.lots.upsertBatch(lots, { now: new Date('2026-11-02T00:00:00.000Z') })).toEqual({ inserted: 0, updated: 0, unchanged: 2 });
+    const history = lotHistory((await t.repos.lotHistory.historyOf({ auction: 'iaai', lotId: 29_200_002 }))!);
+    expect(history.versions).toHaveLength(1);
+    expect(history.last_seen_at).toBe('2026-11-02T00:00:00.000Z');
   });
 
   it('records a lot leaving its listing once, and its coming back when an import names it again', async () => {

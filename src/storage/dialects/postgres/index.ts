@@ -9,14 +9,14 @@ import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesPostgres } from './batch-claims.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountPostgres } from './account-lock.ts';
 import { insertAttemptsPostgres } from './auth-attempts.ts';
 import { BatchedReads } from './batched-reads.ts';
 import { isPostgresUniqueViolation, openPostgres } from './connection.ts';
 import { runPooled } from './direct-statements.ts';
 import { lotsJsonByVinsPostgres } from './lot-json.ts';
-import { lotRowsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
+import { lotRowsByKeyPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
 import { upsertLotsPostgres } from './lots-upsert.ts';
 import { claimMailPostgres } from './mail-claim.ts';
@@ -84,6 +84,10 @@ export class PostgresStorageDialect implements StorageDialect {
 
   lotRowsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<LotRow[]> {
     return lotRowsByKeyPostgres(kysely, keys);
+  }
+
+  storedLotsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<StoredLotJson[]> {
+    return storedLotsByKeyPostgres(kysely, keys);
   }
 
   touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {

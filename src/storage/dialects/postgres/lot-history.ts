@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { LotRef } from '../../../domain/lot-ref.ts';
 import type { Database, LotRow } from '../../schema.ts';
+import type { StoredLotJson } from '../dialect.ts';
+import { COLUMNS } from './lot-json.ts';
 
 const auctionsOf = (keys: readonly LotRef[]) => keys.map((key) => key.auction);
 const lotIdsOf = (keys: readonly LotRef[]) => keys.map((key) => key.lotId);
@@ -17,6 +19,22 @@ export async function lotRowsByKeyPostgres(kysely: Kysely<Database>, keys: reado
       on lots.auction = k.auction and lots.lot_id = k.lot_id
     order by lots.auction, lots.lot_id
     for update of lots`.execute(kysely);
+  return rows;
+}
+
+/**
+ * PostgreSQL: the stored lots of these keys as JSON text (as the search builds it, lot-json.ts),
+ * locked until the batch's transaction ends, as lotRowsByKeyPostgres locks them.
+ */
+export async function storedLotsByKeyPostgres(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<StoredLotJson[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await sql<StoredLotJson>`select l.auction, l.lot_id, (select row_to_json(j)::text from (select ${sql.raw(COLUMNS)}) as j) as lot,
+      l.left_listing_at
+    from lots as l
+    join unnest(${auctionsOf(keys)}::text[], ${lotIdsOf(keys)}::integer[]) as k(auction, lot_id)
+      on l.auction = k.auction and l.lot_id = k.lot_id
+    order by l.auction, l.lot_id
+    for update of l`.execute(kysely);
   return rows;
 }
 

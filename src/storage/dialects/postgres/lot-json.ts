@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import { LOT_FIELDS } from '../../../domain/lot.ts';
 import type { Database } from '../../schema.ts';
 
-const COLUMNS = LOT_FIELDS.map((field) => (field === 'images' ? `l."images"::json as "images"` : `l."${field}"`)).join(', ');
+/** The select list of a lot's JSON (row_to_json of a subselect over `l`), in LOT_FIELDS order. */
+export const COLUMNS = LOT_FIELDS.map((field) => (field === 'images' ? `l."images"::json as "images"` : `l."${field}"`)).join(', ');
 
 /**
  * PostgreSQL: the lots of the VINs asked for (the searches of one turn of the event loop share one

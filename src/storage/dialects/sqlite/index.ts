@@ -9,14 +9,14 @@ import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesSqlite } from './batch-claims.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
 import { insertAttemptsSqlite } from './auth-attempts.ts';
 import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpointer } from './checkpointer.ts';
 import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
 import { runDirect } from './direct-statements.ts';
 import { lotsJsonByVinSqlite, withImages } from './lot-json.ts';
-import { lotRowsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
+import { lotRowsByKeySqlite, storedLotsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
 import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from './lots-upsert.ts';
 import { claimMailSqlite } from './mail-claim.ts';
@@ -110,6 +110,10 @@ export class SqliteStorageDialect implements StorageDialect {
 
   lotRowsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<LotRow[]> {
     return lotRowsByKeySqlite(kysely, keys);
+  }
+
+  storedLotsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<StoredLotJson[]> {
+    return storedLotsByKeySqlite(kysely, keys);
   }
 
   touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {

@@ -1,6 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import type { LotRef } from '../../../domain/lot-ref.ts';
 import type { Database, LotRow } from '../../schema.ts';
+import type { StoredLotJson } from '../dialect.ts';
+import { lotJsonPairs, withImages } from './lot-json.ts';
+
+/** Qualified: json_each has columns of its own (`type`, `key`, `value`) that would shadow a lot's. */
+const PAIRS = lotJsonPairs('lots');
 
 /** The keys as one JSON parameter: one statement a batch, whatever its size, and no compile per size. */
 const keysJson = (keys: readonly LotRef[]) => JSON.stringify(keys.map((key) => [key.auction, key.lotId]));
@@ -15,6 +20,20 @@ export async function lotRowsByKeySqlite(kysely: Kysely<Database>, keys: readonl
   const { rows } = await sql<LotRow>`select lots.* from json_each(${keysJson(keys)}) as k
     join lots on lots.auction = k.value ->> 0 and lots.lot_id = k.value ->> 1`.execute(kysely);
   return rows;
+}
+
+/**
+ * SQLite: the stored lots of these keys as JSON text, built by SQLite from the row as the search
+ * builds it (lot-json.ts), one probe of the primary key per key: no value of the row becomes a
+ * JavaScript value of its own.
+ */
+export async function storedLotsByKeySqlite(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<StoredLotJson[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await sql<StoredLotJson & { images: string }>`select lots.auction, lots.lot_id, json_object(${sql.raw(PAIRS)}) as lot,
+      lots.images, lots.left_listing_at
+    from json_each(${keysJson(keys)}) as k
+    join lots on lots.auction = k.value ->> 0 and lots.lot_id = k.value ->> 1`.execute(kysely);
+  return rows.map(withImages);
 }
 
 /** SQLite: these lots were seen at `at` (last_seen_at), and are in their listing (left_listing_at cleared). */

@@ -4,9 +4,13 @@ import type { Database } from '../../schema.ts';
 
 if (LOT_FIELDS[LOT_FIELDS.length - 1] !== 'images') throw new Error('lot-json.ts splices images in as the last field of a lot');
 
-const PAIRS = LOT_FIELDS.filter((field) => field !== 'images')
-  .map((field) => `'${field}', "${field}"`)
-  .join(', ');
+/** json_object's arguments for every field of a lot but `images` (spliced in by withImages), columns named through `table` if given. */
+export const lotJsonPairs = (table?: string) =>
+  LOT_FIELDS.filter((field) => field !== 'images')
+    .map((field) => `'${field}', ${table ? `${table}.` : ''}"${field}"`)
+    .join(', ');
+
+const PAIRS = lotJsonPairs();
 
 /**
  * Each lot's count of versions, which a report's snapshot names (0025, src/history/report-snapshot.ts):
