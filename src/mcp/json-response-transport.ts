@@ -14,6 +14,7 @@ export interface TransportHeaders {
   accept?: string | undefined;
   'content-type'?: string | undefined;
   'mcp-protocol-version'?: string | undefined;
+  origin?: string | undefined;
 }
 
 /** A transport-level refusal: a JSON-RPC error without an id (MCP, "Streamable HTTP": the body MAY be one). */
@@ -23,11 +24,14 @@ function refusal(status: number, code: number, message: string): TransportAnswer
 
 /**
  * The checks of a POST before any message is read, as MCP revision 2025-11-25's Streamable HTTP
- * transport asks them (and in the words of the SDK's transport, which clients already show):
- * the client accepts both answers, sends JSON, and names a protocol revision the server speaks.
- * A missing MCP-Protocol-Version is allowed (the spec's fallback for clients before 2025-06-18).
+ * transport asks them (and in the words of the SDK's transport, which clients already show): an
+ * Origin, when a browser sends one, is the service's own (the spec's guard against DNS
+ * rebinding: 403 otherwise); the client accepts both answers, sends JSON, and names a protocol
+ * revision the server speaks. A missing MCP-Protocol-Version is allowed (the spec's fallback for
+ * clients before 2025-06-18).
  */
-export function checkPost(headers: TransportHeaders): TransportAnswer | null {
+export function checkPost(headers: TransportHeaders, ownOrigin: string): TransportAnswer | null {
+  if (headers.origin !== undefined && headers.origin !== ownOrigin) return refusal(403, -32000, `Forbidden: Origin ${headers.origin.slice(0, 100)} is not this server's`);
   const accept = headers.accept;
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
     return refusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');

@@ -33,6 +33,7 @@ function calledTools(body: unknown): (string | null)[] {
 const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const endpoint = new McpEndpoint(TOOLS);
   const { services } = app;
+  const ownOrigin = new URL(services.config.publicBaseUrl).origin;
 
   app.post(
     '/mcp',
@@ -57,7 +58,7 @@ const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const refusedHeaders = checkPost(request.headers);
+      const refusedHeaders = checkPost(request.headers, ownOrigin);
       if (refusedHeaders) return reply.code(refusedHeaders.status).type('application/json').send(refusedHeaders.body);
       let principal = request.tokenPrincipal!;
       // The principal may come from the search path's cache, which only a search's commit
