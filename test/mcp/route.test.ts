@@ -355,6 +355,9 @@ describe('the MCP server at /mcp (sqlite)', () => {
     expect(answered.statusCode).toBe(200);
     expect(answered.headers['content-type']).toMatch(/^application\/json/);
     expect(answered.json()).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
+    // JSON for programs, as the API's answers: nosniff, none of the page headers (CSP...).
+    expect(answered.headers['x-content-type-options']).toBe('nosniff');
+    expect(answered.headers['content-security-policy']).toBeUndefined();
     // Without the version header: a client of a revision before 2025-06-18, answered all the same.
     expect((await post(ping('a'))).json()).toEqual({ jsonrpc: '2.0', id: 'a', result: {} });
 
