@@ -2,7 +2,6 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import type { TObject } from '@sinclair/typebox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { canSearch } from '../domain/principal.ts';
@@ -10,6 +9,7 @@ import { ApiError, DATABASE_BUSY_MESSAGE, DATABASE_BUSY_RETRY_AFTER_SECONDS } fr
 import { isDatabaseBusy } from '../storage/database.ts';
 import { liveTokenRequiredError, subscriptionRequiredError } from '../http/plugins/authentication.ts';
 import { toolError, toolResult, type McpTool, type ToolContext } from './tool.ts';
+import { JsonResponseTransport, type TransportAnswer } from './json-response-transport.ts';
 
 export const SERVER_INFO = { name: 'vinhistory', title: 'vinhistory: vehicle auction history', version: '1.0.0' };
 
@@ -75,11 +75,12 @@ export class McpEndpoint {
   }
 
   /**
-   * One HTTP request of the Streamable HTTP transport, its JSON-RPC body already parsed, answered
-   * as JSON (no stream: every answer is ready at once). `refused` is set when a tool met a token
-   * that is no longer live: the edge then answers the transport's 401 instead of this response.
+   * One HTTP request of the Streamable HTTP transport, its headers checked (checkPost) and its
+   * JSON-RPC body already parsed, answered as JSON (no stream: every answer is ready at once).
+   * `refused` is set when a tool met a token that is no longer live: the edge then answers the
+   * transport's 401 instead of this answer.
    */
-  async handle(request: Request, body: unknown, context: ToolContext): Promise<{ response: Response; refused: ApiError | null }> {
+  async handle(body: unknown, context: ToolContext): Promise<{ answer: TransportAnswer; refused: ApiError | null }> {
     let refused: ApiError | null = null;
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: this.validator });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.list }));
@@ -102,13 +103,13 @@ export class McpEndpoint {
         throw new McpError(ErrorCode.InternalError, `Internal error. If it persists, contact support quoting request id ${context.requestId}.`);
       }
     });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new JsonResponseTransport();
     await server.connect(transport);
-    // Not closed: once the JSON answer is made the pair holds nothing (no stream, no timer, no
-    // request in flight) and is garbage with this call; closing would only make the SDK build an
-    // error for the pending requests it no longer has, a stack trace per request.
-    const response = await transport.handleRequest(request, { parsedBody: body });
-    return { response, refused };
+    // Not closed: once the answer is made the pair holds nothing (no stream, no timer, no request
+    // in flight) and is garbage with this call; closing would only make the SDK build an error
+    // for the pending requests it no longer has, a stack trace per request.
+    const answer = await transport.exchange(body);
+    return { answer, refused };
   }
 
   /** A tool call, in the API's order of checks: the token's right to the operation, the arguments, then the service. */

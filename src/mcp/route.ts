@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { errorRef, jsonBodyErrorResponses, wwwAuthenticateHeader } from '../http/api/schemas.ts';
 import { invalidTokenError } from '../http/plugins/authentication.ts';
 import { McpEndpoint } from './mcp-server.ts';
+import { checkPost } from './json-response-transport.ts';
 import { TOOLS } from './tools/index.ts';
 
 /**
@@ -12,19 +12,7 @@ import { TOOLS } from './tools/index.ts';
  */
 export const MCP_BODY_LIMIT = 64 * 1024;
 
-/** The request headers the Streamable HTTP transport reads; the token is not among them, so it goes no further than the authentication hook. */
-const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'] as const;
-
 const JsonRpcMessage = Type.Object({ jsonrpc: Type.Literal('2.0') }, { additionalProperties: true, description: 'A JSON-RPC 2.0 message of the Model Context Protocol.' });
-
-function webRequest(request: FastifyRequest, baseUrl: string): Request {
-  const headers = new Headers();
-  for (const name of TRANSPORT_HEADERS) {
-    const value = request.headers[name];
-    if (typeof value === 'string') headers.set(name, value);
-  }
-  return new Request(`${baseUrl}/mcp`, { method: 'POST', headers });
-}
 
 /** The JSON-RPC requests of a body (one message or a batch) that call a tool, by the tool's name. */
 function calledTools(body: unknown): (string | null)[] {
@@ -45,7 +33,7 @@ function calledTools(body: unknown): (string | null)[] {
 const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const endpoint = new McpEndpoint(TOOLS);
   const { services } = app;
-  const baseUrl = services.config.publicBaseUrl;
+  const ownOrigin = new URL(services.config.publicBaseUrl).origin;
 
   app.post(
     '/mcp',
@@ -70,6 +58,8 @@ const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
+      const refusedHeaders = checkPost(request.headers, ownOrigin);
+      if (refusedHeaders) return reply.code(refusedHeaders.status).type('application/json').send(refusedHeaders.body);
       let principal = request.tokenPrincipal!;
       // The principal may come from the search path's cache, which only a search's commit
       // re-checks: anything else (the listing, a free tool) reads it afresh, as the API's routes do.
@@ -78,12 +68,11 @@ const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (fresh === null) throw invalidTokenError();
         principal = fresh;
       }
-      const { response, refused } = await endpoint.handle(webRequest(request, baseUrl), request.body, { services, principal, requestId: request.id, log: request.log });
+      const { answer, refused } = await endpoint.handle(request.body, { services, principal, requestId: request.id, log: request.log });
       // A search's commit found the token revoked: the transport's 401, as the API would answer.
       if (refused) throw refused;
-      reply.code(response.status);
-      response.headers.forEach((value, name) => void reply.header(name, value));
-      return reply.send(response.body === null ? null : await response.text());
+      reply.code(answer.status);
+      return answer.body === null ? reply.send() : reply.type('application/json').send(answer.body);
     },
   );
 };

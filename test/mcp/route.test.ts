@@ -340,6 +340,57 @@ describe('the MCP server at /mcp (sqlite)', () => {
     await client.close();
   });
 
+  it('keeps the Streamable HTTP rules of revision 2025-11-25: Accept, Content-Type, protocol version, Origin, 202 for notifications, one answer per request', async () => {
+    const c = await createCustomer(t.repos);
+    const ACCEPT = 'application/json, text/event-stream';
+    const post = (payload: unknown, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'POST', url: '/mcp', headers: { authorization: c.token, accept: ACCEPT, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(payload) });
+    const ping = (id: number | string) => ({ jsonrpc: '2.0', id, method: 'ping' });
+    const refusedWith = (res: Awaited<ReturnType<typeof post>>, status: number, code: number, message: RegExp) => {
+      expect(res.statusCode).toBe(status);
+      expect(res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code, message: expect.stringMatching(message) } });
+    };
+
+    const answered = await post(ping(7), { 'mcp-protocol-version': LATEST_PROTOCOL_VERSION });
+    expect(answered.statusCode).toBe(200);
+    expect(answered.headers['content-type']).toMatch(/^application\/json/);
+    expect(answered.json()).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
+    // JSON for programs, as the API's answers: nosniff, none of the page headers (CSP...).
+    expect(answered.headers['x-content-type-options']).toBe('nosniff');
+    expect(answered.headers['content-security-policy']).toBeUndefined();
+    // Without the version header: a client of a revision before 2025-06-18, answered all the same.
+    expect((await post(ping('a'))).json()).toEqual({ jsonrpc: '2.0', id: 'a', result: {} });
+
+    refusedWith(await post(ping(1), { accept: 'application/json' }), 406, -32000, /must accept both application\/json and text\/event-stream/);
+    refusedWith(await post(ping(1), { 'mcp-protocol-version': '1900-01-01' }), 400, -32000, /Unsupported protocol version: 1900-01-01/);
+    refusedWith(await post(ping(1), { origin: 'https://evil.example' }), 403, -32000, /Origin/);
+    expect((await post(ping(1), { origin: TEST_BASE_URL })).statusCode).toBe(200);
+    refusedWith(await post({ jsonrpc: '2.0', id: {}, method: 'ping' }), 400, -32700, /Invalid JSON-RPC message/);
+    const textBody = await t.app.inject({ method: 'POST', url: '/mcp', headers: { authorization: c.token, accept: ACCEPT, 'content-type': 'text/plain' }, payload: JSON.stringify(ping(1)) });
+    expect(textBody.statusCode).toBe(415);
+
+    // A notification (or a response) alone: accepted, no body. A cancellation is accepted and ignored.
+    for (const message of [
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+      { jsonrpc: '2.0', id: 3, result: {} },
+    ]) {
+      const accepted = await post(message);
+      expect(accepted.statusCode).toBe(202);
+      expect(accepted.body).toBe('');
+    }
+    // A batch: one answer per request, in order, as an array; its notifications answer nothing.
+    const batch = await post([ping(1), { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { jsonrpc: '2.0', id: 3, method: 'no/such' }]);
+    expect(batch.statusCode).toBe(200);
+    const answers = batch.json<{ id: number; result?: { tools?: unknown[] }; error?: { code: number } }[]>();
+    expect(answers.map((answer) => answer.id)).toEqual([1, 2, 3]);
+    expect(answers[1]!.result!.tools).toHaveLength(9);
+    expect(answers[2]!.error!.code).toBe(-32601);
+    refusedWith(await post([ping(1), ping(1)]), 400, -32600, /unique/);
+    const init = { jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    refusedWith(await post([init, ping(1)]), 400, -32600, /Only one initialization request/);
+  });
+
   it('GET and DELETE /mcp are 405 with Allow: POST (no sessions, no stream)', async () => {
     const c = await createCustomer(t.repos);
     for (const method of ['GET', 'DELETE'] as const) {

@@ -8,8 +8,8 @@ import helmet from '@fastify/helmet';
 /** What a JSON answer of the API needs of helmet's set: browsers must not sniff it into something else. */
 const API_HEADERS = { 'x-content-type-options': 'nosniff' } as const;
 
-/** Routes that only ever answer JSON (or a Prometheus text) to programs, never a page. */
-const isApiRoute = (url: string): boolean => url.startsWith('/api/') || url === '/metrics';
+/** Routes that only ever answer JSON (or a Prometheus text) to programs, never a page: the API, the MCP endpoint, the metrics. */
+const isApiRoute = (url: string): boolean => url.startsWith('/api/') || url === '/mcp' || url === '/metrics';
 
 export default fp(
   async (app) => {
