@@ -177,6 +177,15 @@ export class BatchRunner {
     const share = batchShare(rate);
     const spacingMs = 1000 / share;
     let nextStart = performance.now();
+    // Each try of a search waits for a start slot of its own, never earlier than the last one's
+    // plus the spacing, and not caught up after a wait (no burst). Without a wait, the next try
+    // still lets pending I/O in first.
+    const slot = (): Promise<void> => {
+      const now = performance.now();
+      const at = Math.max(now, nextStart);
+      nextStart = at + spacingMs;
+      return at - now >= 1 ? sleep(at - now) : yieldToIo();
+    };
     const queue = pending.values();
     // Results the searches did not write (they committed nothing), a group at a time.
     let unwritten: { index: number; result: BatchItemResult }[] = [];
@@ -191,14 +200,8 @@ export class BatchRunner {
     };
     const worker = async () => {
       for (let next = queue.next(); !next.done && go(); next = queue.next()) {
-        // A start slot of its own, never earlier than the last one's plus the spacing; not caught
-        // up after a wait (no burst). Without a wait, the next item still lets pending I/O in first.
-        const now = performance.now();
-        const at = Math.max(now, nextStart);
-        nextStart = at + spacingMs;
-        await (at - now >= 1 ? sleep(at - now) : yieldToIo());
         const item = next.value;
-        const { result, written } = await this.runItem(batch, principal, item, share, go);
+        const { result, written } = await this.runItem(batch, principal, item, share, slot, go);
         if (result === null || written) continue;
         unwritten.push({ index: item.index, result });
         if (unwritten.length >= RESULTS_GROUP || Date.now() - flushedAt >= RESULTS_MAX_WAIT_MS) await flush();
@@ -215,11 +218,20 @@ export class BatchRunner {
    * Runs one item's search until it has a result (a rate refusal waits and runs it again); null
    * when the runner stops first. `written`: the search's commit wrote it (found, not found).
    */
-  private async runItem(batch: Batch, principal: SearchPrincipal, item: PendingItem, share: number, go: () => boolean): Promise<{ result: BatchItemResult | null; written: boolean }> {
+  private async runItem(
+    batch: Batch,
+    principal: SearchPrincipal,
+    item: PendingItem,
+    share: number,
+    slot: () => Promise<void>,
+    go: () => boolean,
+  ): Promise<{ result: BatchItemResult | null; written: boolean }> {
     const { search } = this.options;
     const idempotencyKey = itemIdempotencyKey(batch.id, item.index);
     const pace: SearchPace = { rateLimit: share, batchItem: { batchId: batch.id, index: item.index } };
     while (go()) {
+      await slot();
+      if (!go()) break;
       const outcome: SearchOutcome =
         'vin' in item.input
           ? await search.search(principal, item.input.vin, idempotencyKey, pace)

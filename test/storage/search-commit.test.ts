@@ -311,10 +311,10 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     expect(await results()).toEqual(written);
 
     // A second run of item 1 (a runner that took the lease over) replays its search and leaves its result.
-    expect((await commit(customer, { quota: 3, quota: 3, vin: vins[1], idempotencyKey: 'item-1', batchItem: { ...item(1), notFoundMessage: 'other words' } })).kind).toBe('replayed');
+    expect((await commit(customer, { quota: 3, vin: vins[1], idempotencyKey: 'item-1', batchItem: { ...item(1), notFoundMessage: 'other words' } })).kind).toBe('replayed');
     // A search refused by the quota writes nothing: the runner writes that item's 429 itself.
     await commit(customer, { quota: 3, vin: vins[2], idempotencyKey: 'item-2', batchItem: item(2) });
-    expect((await commit(customer, { quota: 3, quota: 3, vin: vins[3], idempotencyKey: 'item-3', batchItem: item(3) })).kind).toBe('quota_exceeded');
+    expect((await commit(customer, { quota: 3, vin: vins[3], idempotencyKey: 'item-3', batchItem: item(3) })).kind).toBe('quota_exceeded');
     expect((await results())[3]).toBeNull();
     expect((await results()).slice(0, 2)).toEqual(written.slice(0, 2));
     expect(await ledger(customer)).toMatchObject({ searches: 3, reports: 1, used: 3 });
