@@ -64,7 +64,11 @@ describe('batch runner: pacing beside live searches', () => {
     const customer = await createCustomer(database.repos, { rate: 10 });
     const created = await app.inject({ method: 'POST', url: '/api/v1/batches', headers: { authorization: customer.token }, payload: { items: Array.from({ length: 4 }, () => ({ vin })) } });
     const { id } = created.json<{ id: string }>();
-    await app.services.batchRunner.runDue();
+    app.services.batchRunner.start();
+    for (let done = 0; done < 4; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      done = (await app.inject({ url: `/api/v1/batches/${id}`, headers: { authorization: customer.token } })).json<{ done: number }>().done;
+    }
+    await app.services.batchRunner.stop();
     const finished = await database.db.kysely.selectFrom('batch_items').select('finished_at').where('batch_id', '=', id).orderBy('finished_at').execute();
     const times = finished.map((row) => Date.parse(row.finished_at!));
     expect(times).toHaveLength(4);
