@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import { itemIdempotencyKey, type Batch, type BatchItemResult } from '../domain/batch.ts';
+import { itemIdempotencyKey, MAX_BATCH_ITEMS, type Batch, type BatchItemResult } from '../domain/batch.ts';
 import { canSearch, type SearchPrincipal } from '../domain/principal.ts';
 import { SANDBOX_ALLOWANCE } from '../search/sandbox/catalogue.ts';
-import type { SearchOutcome, SearchService } from '../search/search-service.ts';
+import type { SearchOutcome, SearchPace, SearchService } from '../search/search-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { PendingItem } from '../storage/repositories/batches-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
@@ -20,13 +20,14 @@ import { WakeablePause } from '../wakeable-pause.ts';
  * is taken over well within a minute (by a restarted server, or another instance on PostgreSQL).
  */
 export const BATCH_LEASE_MS = 30_000;
-/** Items read to run at a time. */
-const PENDING_PAGE = 100;
 /** Searches of one batch in flight at once, at most (fewer on a slow plan: its half of the rate). */
 const MAX_IN_FLIGHT = 16;
-/** Item results written in one transaction, at most. */
+/**
+ * Results the runner writes itself (an item whose search committed nothing: invalid input, past
+ * the quota, a revoked token) go this many to a transaction at most, and wait at most this long.
+ * A found or not-found item's result is written by its search's own commit.
+ */
 const RESULTS_GROUP = 32;
-/** Results wait at most this long to be written: a slow plan's batch shows its progress as it goes. */
 const RESULTS_MAX_WAIT_MS = 1_000;
 /** Batches one runner works on at once. */
 const MAX_BATCHES = 4;
@@ -45,9 +46,11 @@ export interface BatchRunnerOptions {
 
 /**
  * Runs the items of stored batches in the background, each a search through SearchService: so
- * counted, recorded and stored like one, with the Idempotency-Key `batch:<id>:<index>`, so that
- * an item whose search committed but whose result was not written (a crash between the two) is
- * replayed when it runs again, never counted twice.
+ * counted, recorded and stored like one. A found or not-found item's result is written in its
+ * search's own commit (search-commit.ts), so an item is counted exactly when it has its result,
+ * whatever kill -9 comes between; the Idempotency-Key `batch:<id>:<index>` makes a second runner
+ * that ran the same item meanwhile (a lease taken over from one that stalled) replay it, not
+ * count it again.
  *
  * Pacing (pacing.ts): an item's search is admitted to the account's per-second window only while
  * the window holds fewer than the batch's share (half the plan's rate, at least 1), counting live
@@ -142,17 +145,17 @@ export class BatchRunner {
     const go = () => !this.stopping && !lost;
     try {
       const principal = await repos.tokens.reload(batch.tokenId, this.options.now());
-      for (let from = 0; go(); ) {
-        const pending = await repos.batches.pendingItems(batch.id, from, PENDING_PAGE);
-        if (pending.length === 0) break;
-        if (principal === null || !canSearch(principal)) {
-          // The token was revoked, or the plan ended, before the batch ran: each item answers what a search would.
-          const result = principal === null ? failed(401, UNAUTHENTICATED_MESSAGE) : failed(402, SUBSCRIPTION_REQUIRED_MESSAGE);
-          await repos.batches.recordItems(batch.id, pending.map((item) => ({ index: item.index, result })), this.options.now());
-        } else {
-          await this.runItems(batch, principal, pending, go);
-        }
-        from = pending[pending.length - 1]!.index + 1;
+      // Every item left, read once: a batch holds at most MAX_BATCH_ITEMS, and one read of them
+      // costs less than paging (a page's last searches would leave the others idle).
+      const pending = await repos.batches.pendingItems(batch.id, 0, MAX_BATCH_ITEMS);
+      if (pending.length === 0) {
+        // Nothing left to run (a runner that stopped after its last item): the batch is only to be finished.
+      } else if (principal === null || !canSearch(principal)) {
+        // The token was revoked, or the plan ended, before the batch ran: each item answers what a search would.
+        const result = principal === null ? failed(401, UNAUTHENTICATED_MESSAGE) : failed(402, SUBSCRIPTION_REQUIRED_MESSAGE);
+        await repos.batches.recordItems(batch.id, pending.map((item) => ({ index: item.index, result })), this.options.now());
+      } else {
+        await this.runItems(batch, principal, pending, go);
       }
       if (go()) await this.finish(batch);
     } catch (error) {
@@ -164,13 +167,27 @@ export class BatchRunner {
     if (this.stopping && !lost) await repos.batches.releaseLease(batch.id, this.owner).catch(() => {});
   }
 
-  /** The items of one page, a few at a time, each paced by the account's batch window. */
+  /**
+   * The items, a few at a time, each paced by the account's batch window. The starts are spaced
+   * evenly at the batch's share of the rate: a window's share taken in a burst at its start would
+   * hold the event loop and the commits of the live searches beside it for that long.
+   */
   private async runItems(batch: Batch, principal: SearchPrincipal, pending: PendingItem[], go: () => boolean): Promise<void> {
     const rate = principal.subscription?.ratePerSecond ?? SANDBOX_ALLOWANCE.ratePerSecond;
     const share = batchShare(rate);
-    const queue = [...pending];
-    // Results are written a group at a time (one commit for many items): an item whose search
-    // committed but whose result was not yet written replays its search on a re-run.
+    const spacingMs = 1000 / share;
+    let nextStart = performance.now();
+    // Each try of a search waits for a start slot of its own, never earlier than the last one's
+    // plus the spacing, and not caught up after a wait (no burst). Without a wait, the next try
+    // still lets pending I/O in first.
+    const slot = (): Promise<void> => {
+      const now = performance.now();
+      const at = Math.max(now, nextStart);
+      nextStart = at + spacingMs;
+      return at - now >= 1 ? sleep(at - now) : yieldToIo();
+    };
+    const queue = pending.values();
+    // Results the searches did not write (they committed nothing), a group at a time.
     let unwritten: { index: number; result: BatchItemResult }[] = [];
     let writing: Promise<unknown> = Promise.resolve();
     let flushedAt = Date.now();
@@ -178,30 +195,43 @@ export class BatchRunner {
       const group = unwritten;
       unwritten = [];
       flushedAt = Date.now();
-      writing = writing.then(() => this.options.repos.batches.recordItems(batch.id, group, this.options.now()));
+      if (group.length > 0) writing = writing.then(() => this.options.repos.batches.recordItems(batch.id, group, this.options.now()));
       return writing;
     };
     const worker = async () => {
-      for (let item = queue.shift(); item && go(); item = queue.shift()) {
-        const result = await this.runItem(batch, principal, item, share, go);
-        if (result === null) continue;
+      for (let next = queue.next(); !next.done && go(); next = queue.next()) {
+        const item = next.value;
+        const { result, written } = await this.runItem(batch, principal, item, share, slot, go);
+        if (result === null || written) continue;
         unwritten.push({ index: item.index, result });
         if (unwritten.length >= RESULTS_GROUP || Date.now() - flushedAt >= RESULTS_MAX_WAIT_MS) await flush();
       }
     };
     try {
-      await Promise.all(Array.from({ length: Math.min(MAX_IN_FLIGHT, share, queue.length) }, worker));
+      await Promise.all(Array.from({ length: Math.min(MAX_IN_FLIGHT, share, pending.length) }, worker));
     } finally {
       await flush();
     }
   }
 
-  /** Runs one item's search until it has a result (a rate refusal waits and runs it again); null when the runner stops first. */
-  private async runItem(batch: Batch, principal: SearchPrincipal, item: PendingItem, share: number, go: () => boolean): Promise<BatchItemResult | null> {
+  /**
+   * Runs one item's search until it has a result (a rate refusal waits and runs it again); null
+   * when the runner stops first. `written`: the search's commit wrote it (found, not found).
+   */
+  private async runItem(
+    batch: Batch,
+    principal: SearchPrincipal,
+    item: PendingItem,
+    share: number,
+    slot: () => Promise<void>,
+    go: () => boolean,
+  ): Promise<{ result: BatchItemResult | null; written: boolean }> {
     const { search } = this.options;
     const idempotencyKey = itemIdempotencyKey(batch.id, item.index);
-    const pace = { rateLimit: share };
+    const pace: SearchPace = { rateLimit: share, batchItem: { batchId: batch.id, index: item.index } };
     while (go()) {
+      await slot();
+      if (!go()) break;
       const outcome: SearchOutcome =
         'vin' in item.input
           ? await search.search(principal, item.input.vin, idempotencyKey, pace)
@@ -212,9 +242,9 @@ export class BatchRunner {
         await sleep(outcome.kind === 'rate_limited' ? Math.max(outcome.limits.rate.resetMs, 1) : 10);
         continue;
       }
-      return result;
+      return { result, written: outcome.kind === 'found' || outcome.kind === 'not_found' };
     }
-    return null;
+    return { result: null, written: false };
   }
 
   /** Marks the batch done and queues its batch.completed event, in one transaction: once, whichever runner gets there. */
@@ -230,4 +260,8 @@ export class BatchRunner {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function yieldToIo(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -12,6 +12,7 @@ import { SANDBOX_ALLOWANCE, SANDBOX_AUCTIONS, sandboxLots, sandboxVinOfLot } fro
 import type { Repositories } from '../storage/repositories/index.ts';
 import type { CommitResult } from '../storage/search-commit.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import { notFoundMessage } from './outcome-messages.ts';
 
 /**
  * What a search answers. Every outcome past the rate check carries the account's limits as they
@@ -89,6 +90,8 @@ type FoundLots = { lots: LotJson[]; named: readonly NamedLot[] | null };
  */
 export interface SearchPace {
   rateLimit?: number;
+  /** The batch item this search is: its result is written in the search's own commit (search-commit.ts). */
+  batchItem?: { batchId: string; index: number };
 }
 
 /** Where principals are re-read when a commit finds that the one a search ran for no longer holds. */
@@ -214,7 +217,7 @@ export class SearchService {
     if (vin !== null && sandbox) found = { lots: sandboxLots(vin).map(lotJson), named: null };
     else if (vin !== null) found = await this.lookupLots(vin);
 
-    const result = await this.resolvedReplay(await this.commit(principal, subject, vin, found, idempotencyKey, now, periodStart, allowance));
+    const result = await this.resolvedReplay(await this.commit(principal, subject, vin, found, idempotencyKey, now, periodStart, allowance, pace?.batchItem));
     if (result.kind === 'principal_changed') return { kind: 'principal_changed', admitted: rate };
     this.touchToken(principal, now);
     return this.outcomeOf(result, subject, sandbox, rate, allowance, period, now);
@@ -361,9 +364,12 @@ export class SearchService {
     now: Date,
     periodStart: string,
     allowance: Allowance,
+    batchItem: SearchPace['batchItem'],
   ): Promise<CommitResult> {
     const asked = subject.kind === 'vin' ? subject.vin : lotSubject(subject.lot);
     return this.options.repos.searchCommit.commit({
+      // The words outcomeOf's not_found answers with (the item's message, item-result.ts).
+      ...(batchItem && { batchItem: { ...batchItem, publicBaseUrl: this.options.publicBaseUrl, notFoundMessage: notFoundMessage(vin ?? asked, subject.kind === 'lot' ? subject.lot : null) } }),
       principal,
       accountId: principal.accountId,
       tokenId: principal.tokenId,

@@ -84,6 +84,17 @@ export function earlierSearchOf(row: EarlierKeyRow, subject: string, now: Date):
   };
 }
 
+/** A batch item's result, written by the commit of the item's own search (batches/batch-runner.ts). */
+export type BatchItemWrite = {
+  batchId: string;
+  index: number;
+  status: number;
+  reportId: string | null;
+  reportUrl: string | null;
+  message: string | null;
+  at: string;
+};
+
 /** The ledger's statements, built and compiled once per connection. */
 export class LedgerStatements {
   /** Checks and counts one search: a row while the quota has room. */
@@ -94,6 +105,7 @@ export class LedgerStatements {
   readonly insertKey: PreparedQuery<NewIdempotencyKey, unknown>;
   readonly earlierKey: PreparedQuery<{ accountId: string; key: string }, EarlierKeyRow>;
   readonly deleteKey: PreparedQuery<{ accountId: string; key: string }, unknown>;
+  readonly recordBatchItem: PreparedQuery<BatchItemWrite, unknown>;
 
   constructor(k: Kysely<Database>) {
     // One statement checks and counts: the conditional upsert only increments while used < quota,
@@ -132,6 +144,15 @@ export class LedgerStatements {
     );
     this.deleteKey = new PreparedQuery(k, ['accountId', 'key'], (p) =>
       k.deleteFrom('idempotency_keys').where('account_id', '=', p.accountId).where('key', '=', p.key),
+    );
+    // Only an item without a result: a replay after a lost lease must not overwrite the first one.
+    this.recordBatchItem = new PreparedQuery(k, ['batchId', 'index', 'status', 'reportId', 'reportUrl', 'message', 'at'], (p) =>
+      k
+        .updateTable('batch_items')
+        .set({ status: p.status, report_id: p.reportId, report_url: p.reportUrl, message: p.message, finished_at: p.at })
+        .where('batch_id', '=', p.batchId)
+        .where('idx', '=', p.index)
+        .where('status', 'is', null),
     );
   }
 }

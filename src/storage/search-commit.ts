@@ -47,6 +47,21 @@ export interface SearchToCommit {
    * Idempotency-Keys live apart from the live ones (a key may name one test and one live search).
    */
   sandbox?: boolean;
+  /**
+   * A batch item's search (batches/batch-runner.ts): the item's result is written in this commit,
+   * with the count and the report, so that a committed search always has its item's result and
+   * the runner writes nothing of its own for it. What the result says is given here as data (the
+   * SQLite commit thread receives it by message): the address of a report without a brand, and
+   * the message of a search that found nothing.
+   */
+  batchItem?: BatchItemOfSearch;
+}
+
+export interface BatchItemOfSearch {
+  batchId: string;
+  index: number;
+  publicBaseUrl: string;
+  notFoundMessage: string;
 }
 
 /** Live keys are 1 to 255 visible ASCII characters: a space never occurs in one, so this prefix cannot collide. */
@@ -110,6 +125,24 @@ export class SearchUnit {
     if (!checked.holds) return { kind: 'principal_changed' };
     const { reportBaseUrl } = checked;
 
+    /** The batch item's result, as the search's answer gives it (search-service.ts, outcomeOf). */
+    const recordItem = function* (reportId: string | null): Generator<Step, void, unknown[]> {
+      const item = input.batchItem;
+      if (item === undefined) return;
+      const found = reportId !== null;
+      yield {
+        query: ledger.recordBatchItem,
+        params: {
+          batchId: item.batchId,
+          index: item.index,
+          status: found ? 200 : 404,
+          reportId,
+          reportUrl: found ? `${reportBaseUrl ?? item.publicBaseUrl}/report/${reportId}` : null,
+          message: found ? null : item.notFoundMessage,
+          at,
+        },
+      };
+    };
     const key = input.idempotencyKey === null ? null : input.sandbox ? SANDBOX_KEY_PREFIX + input.idempotencyKey : input.idempotencyKey;
     /** The answer an earlier search with this key gives: a replay of it, or a conflict; null when there is none. */
     const earlier = function* (keyName: string): Generator<Step, CommitResult | null, unknown[]> {
@@ -122,6 +155,7 @@ export class SearchUnit {
       }
       if (found.kind === 'conflict') return { kind: 'idempotency_conflict', originalVin: found.originalVin };
       const [used] = yield { query: ledger.selectUsed, params: counter };
+      yield* recordItem(found.search.reportId);
       return { kind: 'replayed', used: usedOf(used), search: found.search, reportBaseUrl };
     };
     if (key !== null) {
@@ -170,6 +204,7 @@ export class SearchUnit {
     if (key !== null) {
       yield { query: ledger.insertKey, params: { accountId: input.accountId, key, vin: input.subject, searchId: search.id, at } };
     }
+    yield* recordItem(reportId);
     return {
       kind: 'committed',
       used,

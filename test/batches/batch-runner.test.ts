@@ -56,4 +56,23 @@ describe('batch runner: pacing beside live searches', () => {
     expect(batch.done).toBeLessThanOrEqual(5 * Math.ceil(elapsed) + 5);
     expect(batch.counts).toEqual({ 200: batch.done });
   });
+
+  it("spreads a paced batch's searches over the window instead of taking its share in a burst", async () => {
+    const vin = validVin('1FTFW1ET5DFP0002');
+    await database.repos.lots.upsertBatch([makeLot({ vin })]);
+    // A 10/s plan: the batch's share is 5 a second, one start every 200 ms.
+    const customer = await createCustomer(database.repos, { rate: 10 });
+    const created = await app.inject({ method: 'POST', url: '/api/v1/batches', headers: { authorization: customer.token }, payload: { items: Array.from({ length: 4 }, () => ({ vin })) } });
+    const { id } = created.json<{ id: string }>();
+    app.services.batchRunner.start();
+    for (let done = 0; done < 4; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      done = (await app.inject({ url: `/api/v1/batches/${id}`, headers: { authorization: customer.token } })).json<{ done: number }>().done;
+    }
+    await app.services.batchRunner.stop();
+    const finished = await database.db.kysely.selectFrom('batch_items').select('finished_at').where('batch_id', '=', id).orderBy('finished_at').execute();
+    const times = finished.map((row) => Date.parse(row.finished_at!));
+    expect(times).toHaveLength(4);
+    // Taken in a burst, the first four would finish within a few milliseconds of each other.
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(150);
+  });
 });

@@ -293,4 +293,34 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     expect(await t.repos.idempotencyKeys.deleteExpired(new Date(at.getTime() + HOUR))).toBe(1);
     expect((await ledger(customer)).keys).toEqual([]);
   });
+
+  test("a batch item's search writes the item's result in its own commit, and never over a result it already has", async () => {
+    const customer = await createCustomer(t.repos, { quota: 3 });
+    const batchId = `bat_commit_${dialect}_${Date.now()}`;
+    const vins = [randomVin(), randomVin(), randomVin(), randomVin()];
+    await t.repos.batches.create({ id: batchId, accountId: customer.accountId, tokenId: customer.tokenId, items: vins.map((vin) => ({ vin })), idempotencyKey: null, bodyHash: 'h', at: NOW.toISOString() });
+    const item = (index: number) => ({ batchId, index, publicBaseUrl: 'https://api.example', notFoundMessage: `nothing for ${vins[index]}` });
+    const results = async () => (await t.repos.batches.items(batchId, 0, 10)).map((i) => i.result);
+
+    const found = await commit(customer, { quota: 3, vin: vins[0], lots: lotsFor(vins[0]!), idempotencyKey: 'item-0', batchItem: item(0) });
+    if (found.kind !== 'committed') throw new Error(`expected committed, got ${found.kind}`);
+    await commit(customer, { quota: 3, vin: vins[1], idempotencyKey: 'item-1', batchItem: item(1) });
+    const reportId = found.search.reportId!;
+    const written = [
+      { status: 200, reportId, reportUrl: `https://api.example/report/${reportId}`, message: null },
+      { status: 404, reportId: null, reportUrl: null, message: `nothing for ${vins[1]}` },
+      null,
+      null,
+    ];
+    expect(await results()).toEqual(written);
+
+    // A second run of item 1 (a runner that took the lease over) replays its search and leaves its result.
+    expect((await commit(customer, { quota: 3, vin: vins[1], idempotencyKey: 'item-1', batchItem: { ...item(1), notFoundMessage: 'other words' } })).kind).toBe('replayed');
+    // A search refused by the quota writes nothing: the runner writes that item's 429 itself.
+    await commit(customer, { quota: 3, vin: vins[2], idempotencyKey: 'item-2', batchItem: item(2) });
+    expect((await commit(customer, { quota: 3, vin: vins[3], idempotencyKey: 'item-3', batchItem: item(3) })).kind).toBe('quota_exceeded');
+    expect((await results())[3]).toBeNull();
+    expect((await results()).slice(0, 2)).toEqual(written.slice(0, 2));
+    expect(await ledger(customer)).toMatchObject({ searches: 3, reports: 1, used: 3 });
+  });
 });

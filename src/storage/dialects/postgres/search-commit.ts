@@ -48,6 +48,7 @@ export class PostgresSearchCommit implements SearchCommit {
       [ledger.insertReport, () => written],
       [ledger.insertSearch, () => written],
       [ledger.insertKey, () => written],
+      [ledger.recordBatchItem, () => written],
     ]);
     this.committer = new GroupCommit(pool, (input) => unit.plan(input), {
       maxBatch: options.maxBatch ?? MAX_BATCH,
