@@ -98,10 +98,16 @@ export class BatchRunner {
     await Promise.allSettled([...this.active.values()]);
   }
 
-  /** Claims and runs every batch that is free now, to its end; answers how many it ran (tests, the CLI). */
+  /**
+   * Claims and runs every batch that is free now, to its end; answers how many it ran (tests, the
+   * CLI). A stopped runner claims nothing: its runs would give each batch back unfinished, to be
+   * claimed again at once.
+   */
   async runDue(): Promise<number> {
     let ran = 0;
-    for (let batches = await this.claim(MAX_BATCHES); batches.length > 0; batches = await this.claim(MAX_BATCHES)) {
+    while (!this.stopping) {
+      const batches = await this.claim(MAX_BATCHES);
+      if (batches.length === 0) break;
       await Promise.all(batches.map((batch) => this.run(batch)));
       ran += batches.length;
     }

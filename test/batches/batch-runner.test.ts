@@ -75,4 +75,21 @@ describe('batch runner: pacing beside live searches', () => {
     // Taken in a burst, the first four would finish within a few milliseconds of each other.
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(150);
   });
+  it('a stopped runner claims nothing when asked to run what is due, and leaves the batch to the next start', async () => {
+    const vin = validVin('1FTFW1ET5DFP0003');
+    await database.repos.lots.upsertBatch([makeLot({ vin })]);
+    const customer = await createCustomer(database.repos, { rate: 100 });
+    const created = await app.inject({ method: 'POST', url: '/api/v1/batches', headers: { authorization: customer.token }, payload: { items: [{ vin }] } });
+    const { id } = created.json<{ id: string }>();
+    const runner = app.services.batchRunner;
+    runner.start();
+    await runner.stop();
+    // Before, this claimed the batch, gave it back unfinished (stopping) and claimed it again, for ever.
+    expect(await runner.runDue()).toBe(0);
+    runner.start();
+    for (let status = ''; status !== 'done'; await new Promise((resolve) => setTimeout(resolve, 20))) {
+      status = (await app.inject({ url: `/api/v1/batches/${id}`, headers: { authorization: customer.token } })).json<{ status: string }>().status;
+    }
+    await runner.stop();
+  });
 });
