@@ -24,6 +24,8 @@ import * as reportSignatures from './0020-report-signatures.ts';
 import * as feeds from './0021-feeds.ts';
 // Batches (issue 26).
 import * as batches from './0022-batches.ts';
+// The catalogue read in order by make, and make and model (issue 24, at scale).
+import * as catalogueOrderIndexes from './0023-catalogue-order-indexes.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -55,4 +57,6 @@ export const migrations: Record<string, Migration> = {
   '0021-feeds': feeds,
   // Batches (issue 26).
   '0022-batches': batches,
+  // The catalogue read in order by make, and make and model (issue 24, at scale).
+  '0023-catalogue-order-indexes': catalogueOrderIndexes,
 };
