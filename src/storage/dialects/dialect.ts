@@ -93,6 +93,8 @@ export interface StorageDialect extends DirectStatements {
    * statement (batched-reads.ts). `kysely` is the repository's (a transaction's, perhaps).
    */
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]>;
+  /** The catalogue's year as its filters compare it, so that each planner reads the make's sale-date index in order (catalogue-order.ts). */
+  readonly catalogueYear: RawBuilder<number>;
 
   // Lots (lots-upsert.ts).
   /**

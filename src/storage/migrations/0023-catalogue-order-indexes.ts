@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { SALE_SORT_KEY } from './0018-market.ts';
 
 /**
@@ -18,13 +18,19 @@ import { SALE_SORT_KEY } from './0018-market.ts';
  *
  * Price orders get none: they come with filters, sort the filtered rows with LIMIT (a bounded
  * sort) and would need a pair per filter prefix.
+ *
+ * PostgreSQL also gets the dependency of model on make as statistics: without it the planner
+ * multiplies the two keys' selectivities, expects a tenth of a model's lots and prefers sorting
+ * them (measured: 748 rows expected, 7,147 found for HONDA ACCORD at 200,000 lots).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index lots_make_sale_desc_idx on lots (make_key, ${SALE_SORT_KEY} desc, auction, lot_id desc, model_key, year)`.execute(db);
   await sql`create index lots_make_sale_asc_idx on lots (make_key, ${SALE_SORT_KEY}, auction, lot_id desc, model_key, year)`.execute(db);
+  if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`create statistics lots_make_model_stats (dependencies) on make_key, model_key from lots`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`drop statistics lots_make_model_stats`.execute(db);
   await db.schema.dropIndex('lots_make_sale_asc_idx').execute();
   await db.schema.dropIndex('lots_make_sale_desc_idx').execute();
 }

@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
 import type { Lot } from '../../domain/lot.ts';
@@ -81,7 +81,7 @@ export class MarketRepository {
       .selectFrom('lots')
       .selectAll()
       .select(order.value.as('sort_value'))
-      .where((eb) => eb.and([...filterConditions(eb, filter, now), ...(after ? afterConditions(eb, order, after) : [])]))
+      .where((eb) => eb.and([...filterConditions(eb, filter, now, this.db.dialect.catalogueYear), ...(after ? afterConditions(eb, order, after) : [])]))
       .orderBy(order.value, order.direction)
       .orderBy('auction', 'asc')
       .orderBy('lot_id', 'desc')
@@ -131,18 +131,16 @@ export class MarketRepository {
 
 type Where = Expression<SqlBool>;
 
-function filterConditions(eb: ExpressionBuilder<Database, 'lots'>, filter: CatalogueFilter, now: string): Where[] {
+function filterConditions(eb: ExpressionBuilder<Database, 'lots'>, filter: CatalogueFilter, now: string, year: RawBuilder<number>): Where[] {
   const where: Where[] = [];
   if (filter.makeKey !== null) where.push(eb('make_key', '=', filter.makeKey));
   if (filter.modelKey !== null) where.push(eb('model_key', '=', filter.modelKey));
   if (filter.damageKey !== null) where.push(eb('damage_key', '=', filter.damageKey));
   if (filter.document !== null) where.push(eb(eb.fn('lower', ['document']), '=', filter.document));
   if (filter.auction !== null) where.push(eb('auction', '=', filter.auction));
-  // `year + 0`: no index range on the year, so that neither planner reads lots_market_idx and sorts
-  // every lot of a model's years (12,000 rows for a common one at 1M lots) but reads the make's
-  // sale-date index in order and checks the year in its entries (0023).
-  if (filter.yearMin !== null) where.push(eb(sql<number>`${sql.ref('year')} + 0`, '>=', filter.yearMin));
-  if (filter.yearMax !== null) where.push(eb(sql<number>`${sql.ref('year')} + 0`, '<=', filter.yearMax));
+  // As each planner reads the make's sale-date index in order (dialects/*/catalogue-order.ts).
+  if (filter.yearMin !== null) where.push(eb(year, '>=', filter.yearMin));
+  if (filter.yearMax !== null) where.push(eb(year, '<=', filter.yearMax));
   if (filter.odometerMax !== null) where.push(eb('odometer', '<=', filter.odometerMax));
   if (filter.priceMin !== null) where.push(eb('price', '>=', filter.priceMin));
   if (filter.priceMax !== null) where.push(eb('price', '<=', filter.priceMax));
