@@ -65,6 +65,14 @@ describe('catalogue plans (SQLite)', () => {
     expect(await plan({}, 'sale_date_desc', CURSOR)).toMatch(/\(<expr><\?\)/);
   });
 
+  it("reads a market value's comparables from lots_market_idx alone (it covers every column they need)", async () => {
+    for (const damageKey of [null, 'FRONTEND']) {
+      const query = t.repos.market.comparablesQuery({ makeKey: 'HONDA', modelKey: 'ACCORD', yearMin: 2018, yearMax: 2020, from: '2025-03-15T00:00:00.000Z', to: NOW, damageKey, excludeVin: '1HGCV1F30LA000001' }).compile();
+      const { rows } = await t.db.kysely.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
+      expect(rows.map((row) => row.detail).join('\n')).toMatch(/^SEARCH lots USING COVERING INDEX lots_market_idx \(make_key=\? AND model_key=\? AND year>\? AND year<\?\)$/);
+    }
+  });
+
   it('binds no parameter against a column of a partial index on lots (STAT4 would re-prepare the statement on every run)', async () => {
     const { rows } = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'lots' and sql like '% where %'`.execute(t.db.kysely);
     const columns = rows.flatMap(({ sql: text }) => [...text.slice(text.toLowerCase().lastIndexOf(' where ')).matchAll(/"?([a-z_]+)"?\s*(?:=|!=|<>|<|>|is|in)/gi)].map((m) => m[1]!));

@@ -88,21 +88,9 @@ export class MarketRepository {
       .limit(limit);
   }
 
-  /** Sold lots of one make and model, years and sale dates in range, priced above 0: a range of lots_market_idx. */
+  /** Sold lots of one make and model, years and sale dates in range, priced above 0: a range of lots_market_idx, which covers them (0023). */
   async comparables(query: ComparablesQuery): Promise<ComparableSale[]> {
-    let select = this.db.kysely
-      .selectFrom('lots')
-      .select(['auction', 'lot_id', 'vin', 'year', 'price', 'retail_value', 'odometer', 'primary_damage', 'damage_key', 'sale_date'])
-      .where('make_key', '=', query.makeKey)
-      .where('model_key', '=', query.modelKey)
-      .where('year', '>=', query.yearMin)
-      .where('year', '<=', query.yearMax)
-      .where('sale_date', '>=', query.from)
-      .where('sale_date', '<=', query.to)
-      .where('price', '>', 0);
-    if (query.damageKey !== null) select = select.where('damage_key', '=', query.damageKey);
-    if (query.excludeVin !== null) select = select.where('vin', '<>', query.excludeVin);
-    const rows = await select.execute();
+    const rows = await this.comparablesQuery(query).execute();
     return rows.map((row) => ({
       auction: row.auction,
       lotId: Number(row.lot_id),
@@ -115,6 +103,23 @@ export class MarketRepository {
       damageKey: row.damage_key,
       saleDate: row.sale_date!,
     }));
+  }
+
+  /** The statement of comparables(), apart so that its plan can be checked (test/storage/catalogue-plans.test.ts). */
+  comparablesQuery(query: ComparablesQuery) {
+    let select = this.db.kysely
+      .selectFrom('lots')
+      .select(['auction', 'lot_id', 'vin', 'year', 'price', 'retail_value', 'odometer', 'primary_damage', 'damage_key', 'sale_date'])
+      .where('make_key', '=', query.makeKey)
+      .where('model_key', '=', query.modelKey)
+      .where('year', '>=', query.yearMin)
+      .where('year', '<=', query.yearMax)
+      .where('sale_date', '>=', query.from)
+      .where('sale_date', '<=', query.to)
+      .where('price', '>', 0);
+    if (query.damageKey !== null) select = select.where('damage_key', '=', query.damageKey);
+    if (query.excludeVin !== null) select = select.where('vin', '<>', query.excludeVin);
+    return select;
   }
 
   /** The lots named, in any order: a probe of the primary key each (a handful). */
