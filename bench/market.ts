@@ -1,16 +1,24 @@
 /**
  * The market benchmark (`npm run bench:market -- [options]`): catalogue queries (filtered, masked
- * VIN, deep pages) and market values of the real server on SQLite with 1,000,000 synthetic lots,
- * beside GET /api/v1/search on the same server in the same run: closed loads (autocannon) for
- * throughput, and a fixed rate (200 requests/s by default, evenly spaced) for latency.
- * docs/benchmarks.md has the method and the figures.
+ * VIN, deep pages) and market values of the real server on SQLite (or PostgreSQL with
+ * `--postgres URL`) with 1,000,000 synthetic lots, beside GET /api/v1/search on the same server in
+ * the same run: closed loads (autocannon) for throughput, and a fixed rate (200 requests/s by
+ * default, evenly spaced) for latency. Before each mix the server must answer a probe promptly
+ * (an overloaded mix leaves a queue the next one would otherwise be measured behind), else it is
+ * restarted. docs/benchmarks.md has the method and the figures.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { VEHICLE_MODELS } from '../src/dev/seed/synthetic-catalogue.ts';
+import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
+import { createRepositories } from '../src/storage/repositories/index.ts';
+import { createUnboundedCustomer, loadSyntheticLots } from './support/bench-data.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
 import { Child, freePort, waitUntilReady } from './support/children.ts';
 import { pacedLoad } from './support/paced-load.ts';
@@ -34,9 +42,14 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '200' },
     seed: { type: 'string', default: '1' },
     'data-dir': { type: 'string' },
+    postgres: { type: 'string' },
+    schema: { type: 'string' },
+    'drain-seconds': { type: 'string', default: '60' },
     write: { type: 'boolean', default: false },
   },
 });
+if (values.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(values.schema)) throw new Error('--schema must be a lower-case SQL identifier');
+if (values.schema !== undefined && values.postgres === undefined) throw new Error('--schema needs --postgres');
 const settings = {
   lots: Number(values.lots),
   duration: Number(values.duration),
@@ -45,11 +58,55 @@ const settings = {
   rate: Number(values.rate),
   seed: Number(values.seed),
   dataDir: values['data-dir'] ?? null,
+  drainSeconds: Number(values['drain-seconds']),
 };
 for (const [name, value] of Object.entries(settings)) if (typeof value === 'number' && !(Number.isInteger(value) && value > 0)) throw new Error(`--${name} must be a positive whole number`);
 
 const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
 const DAMAGES = ['FRONT END', 'REAR END', 'SIDE', 'ALL OVER', 'HAIL'];
+
+/**
+ * The lots on PostgreSQL, in a schema of their own: a named one (--schema) is kept and reused when
+ * it holds --lots lots, an unnamed one is dropped at the end. Analysed after a load, as a fresh
+ * table has no statistics until autovacuum gets to it, maybe mid-run.
+ */
+async function preparePostgres(url: string, log: (message: string) => void) {
+  const schema = values.schema ?? `bench_market_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const db = await openDatabase({ kind: 'postgres', url }, { schema });
+  try {
+    await migrateToLatest(db);
+    const repos = createRepositories(db);
+    const stored = await repos.lots.count();
+    let vins: string[];
+    let loadSeconds: number | null = null;
+    if (values.schema !== undefined && stored === settings.lots) {
+      log(`reusing the ${int.format(stored)} lots of PostgreSQL schema ${schema}`);
+      vins = (await db.kysely.selectFrom('lots').select('vin').distinct().execute()).map((row) => row.vin);
+      await admin.query(`truncate "${schema}".searches, "${schema}".reports, "${schema}".idempotency_keys, "${schema}".usage_counters cascade`);
+    } else {
+      if (stored !== 0) throw new Error(`schema ${schema} holds ${int.format(stored)} lots, not ${int.format(settings.lots)}: drop it or name another`);
+      log(`loading ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) into PostgreSQL schema ${schema}`);
+      ({ vins, seconds: loadSeconds } = await loadSyntheticLots(repos, { count: settings.lots, seed: settings.seed }));
+      log(`loaded in ${loadSeconds.toFixed(1)} s`);
+    }
+    await admin.query(`analyze "${schema}".lots`);
+    const { token } = await createUnboundedCustomer(repos, `-${randomBytes(4).toString('hex')}`);
+    const serverUrl = new URL(url);
+    serverUrl.searchParams.set('options', `-c search_path=${schema}`);
+    const dropSchema = async () => {
+      if (values.schema !== undefined) return;
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`drop schema "${schema}" cascade`).finally(() => client.end());
+    };
+    return { vins, token, loadSeconds, databaseUrl: serverUrl.toString(), schema, dropSchema };
+  } finally {
+    await db.close();
+    await admin.end();
+  }
+}
 
 async function main(): Promise<void> {
   const tempDir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-market-'));
@@ -57,13 +114,40 @@ async function main(): Promise<void> {
   const port = await freePort();
   const baseUrl = `http://${HOST}:${port}`;
   const serverEnv: Record<string, string> = { NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(port), HOST, PUBLIC_BASE_URL: baseUrl, LOG_LEVEL: 'warn' };
-  const { vins, token, loadSeconds } = await prepareSearchDatabase({ lots: settings.lots, seed: settings.seed, dataDir: settings.dataDir }, serverEnv, log);
+  const postgres = values.postgres === undefined ? null : await preparePostgres(values.postgres, log);
+  const { vins, token, loadSeconds } = postgres ?? (await prepareSearchDatabase({ lots: settings.lots, seed: settings.seed, dataDir: settings.dataDir }, serverEnv, log));
   const env = { ...process.env, ...serverEnv };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
-  const server = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
+  if (postgres !== null) env.DATABASE_URL = postgres.databaseUrl;
+  const startServer = async () => {
+    const child = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
+    await waitUntilReady(child, `${baseUrl}/healthz`);
+    return child;
+  };
+  let server = await startServer();
+  /**
+   * Waits until the server answers three probes in a row within 20 ms each: an overloaded mix
+   * leaves requests queued (the load's connections are gone, the server still answers them), and
+   * the next mix would be measured behind that queue. Past --drain-seconds the server is restarted.
+   */
+  const drain = async (): Promise<string> => {
+    const started = performance.now();
+    let prompt = 0;
+    while (prompt < 3) {
+      if (performance.now() - started > settings.drainSeconds * 1000) {
+        await server.stop(2_000);
+        server = await startServer();
+        return `restarted after ${settings.drainSeconds} s`;
+      }
+      const sent = performance.now();
+      const ok = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) }).then((res) => res.ok, () => false);
+      prompt = ok && performance.now() - sent < 20 ? prompt + 1 : 0;
+      if (prompt < 3) await sleep(ok ? 50 : 250);
+    }
+    return `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  };
   try {
-    await waitUntilReady(server, `${baseUrl}/healthz`);
     const headers = { authorization: token };
     const vehicle = () => pick(VEHICLE_MODELS);
     const yearOf = (model: (typeof VEHICLE_MODELS)[number]) => model.years[0] + Math.floor(Math.random() * (model.years[1] - model.years[0] + 1));
@@ -95,11 +179,17 @@ async function main(): Promise<void> {
       },
     };
     const rows: string[] = [];
+    const drains: string[] = [];
     const figures: Record<string, { closed: number; p99: LatencySummary }> = {};
     for (const [name, path] of Object.entries(mixes)) {
-      log(`${name}: closed load, ${settings.connections} connections, ${settings.duration} s`);
+      const drained = await drain();
+      drains.push(`${name}: ${drained}`);
+      log(`${name}: the server answers promptly (${drained}); closed load, ${settings.connections} connections, ${settings.duration} s`);
       const closed = await measureThroughput({ url: baseUrl, connections: settings.connections, durationSeconds: settings.duration, warmupSeconds: settings.warmup, path, headers });
       log(`${name}: ${settings.rate} requests/s, ${settings.duration} s`);
+      // The closed load saturates the server by design: the fixed rate starts from an empty queue.
+      const drainedAgain = await drain();
+      if (drainedAgain.startsWith('restarted')) drains.push(`${name}, before its fixed rate: ${drainedAgain}`);
       const paced = await pacedLoad({ host: HOST, port, rate: settings.rate, durationSeconds: settings.duration, path, headers });
       const bad = closed.non2xx + closed.errors + paced.non2xx + paced.errors;
       figures[name] = { closed: closed.requestsPerSecond, p99: paced.latency };
@@ -112,18 +202,21 @@ async function main(): Promise<void> {
       .filter(([name]) => name.startsWith('catalogue'))
       .map(([name, figure]) => `${name}: ${(figure.closed / search).toFixed(2)}`);
     const markdown = [
-      `Command: \`npm run bench:market -- ${process.argv.slice(2).join(' ')}\`; ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) of ${int.format(vins.length)} VINs on SQLite${loadSeconds === null ? '' : `, loaded in ${loadSeconds.toFixed(0)} s`}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}. Measured while the machine was shared; to be re-run quiet.`,
+      `Command: \`npm run bench:market -- ${process.argv.slice(2).join(' ')}\`; ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) of ${int.format(vins.length)} VINs on ${postgres === null ? 'SQLite' : 'PostgreSQL'}${loadSeconds === null ? '' : `, loaded in ${loadSeconds.toFixed(0)} s`}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}. Measured while the machine was shared; to be re-run quiet.`,
       '',
       `| query | closed load, req/s (${settings.connections} connections) | closed p50 / p99 ms | at ${settings.rate} req/s: p50 / p99 / max ms | errors |`,
       '|---|---|---|---|---|',
       ...rows,
       '',
       `Catalogue throughput against the search's in the same run: ${ratios.join('; ')}.`,
+      '',
+      `Waited before each mix until the server answered three probes within 20 ms: ${drains.join('; ')}.`,
     ].join('\n');
     process.stdout.write(`\n${markdown}\n`);
     if (values.write) await replaceDocSection(DOC_FILE, 'market', '## Latest figures: market', markdown);
   } finally {
     await server.stop();
+    await postgres?.dropSchema();
     if (settings.dataDir === null) await rm(tempDir, { recursive: true, force: true });
   }
 }

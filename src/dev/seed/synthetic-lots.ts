@@ -260,21 +260,61 @@ interface LotFacts {
   ageYears: number;
 }
 
+/** Damages a buyer repairs cheaply: such cars sell for about half their retail value. */
+const LIGHT_DAMAGES: ReadonlySet<string> = new Set(['MINOR DENT/SCRATCHES', 'HAIL', 'NORMAL WEAR', 'VANDALISM']);
+
+/**
+ * How a title moves the price against a salvage certificate: a clean title sells higher, a car
+ * that may never be registered again (non-repairable, junk, parts only) goes for its parts.
+ */
+const TITLE_FACTORS: ReadonlyMap<string, number> = new Map([
+  ['CERTIFICATE OF TITLE', 1.3],
+  ['REBUILT TITLE', 1.1],
+  ['NON-REPAIRABLE', 0.5],
+  ['JUNK', 0.4],
+  ['PARTS ONLY', 0.4],
+]);
+
 function lotFacts(rng: Prng, vehicle: Vehicle, time: number, yard: Yard, relistOf: LotFacts | null, lastOdometer: number): LotFacts {
   const primaryDamage = relistOf ? relistOf.primaryDamage : DAMAGE_TABLE.pick(rng);
   let secondaryDamage = relistOf ? relistOf.secondaryDamage : rng.chance(0.45) ? null : DAMAGE_TABLE.pick(rng);
   if (secondaryDamage === primaryDamage) secondaryDamage = null;
   const severe = SEVERE_DAMAGES.has(primaryDamage);
-  const title = relistOf && rng.chance(0.8) ? relistOf.title : `${yard.state} - ${TITLE_TABLE.pick(rng)}`;
+  const titleKind = relistOf && rng.chance(0.8) ? titleKindOf(relistOf.title) : TITLE_TABLE.pick(rng);
+  const title = `${yard.state} - ${titleKind}`;
   const ageYears = Math.max(0.05, (time - vehicle.bornAt) / YEAR_MS);
   const odometer = relistOf
     ? relistOf.odometer
     : Math.min(999_999, Math.max(Math.round(ageYears * vehicle.annualMiles * (0.85 + rng.next() * 0.3)), lastOdometer + rng.int(10, 400)));
   const retail = Math.round(vehicle.model.msrp * 0.86 ** ageYears * (0.85 + rng.next() * 0.25));
   const repairCost = Math.round(retail * (severe ? 0.8 + rng.next() * 0.5 : 0.12 + rng.next() * 0.8));
-  const priceShare = severe ? 0.04 + rng.next() * 0.2 : 0.15 + rng.next() * 0.45;
-  const price = Math.max(100, Math.round((retail * priceShare) / 25) * 25);
+  const price = Math.max(100, Math.round((retail * priceShare(rng, vehicle, primaryDamage, secondaryDamage, titleKind)) / 25) * 25);
   return { time, yard, primaryDamage, secondaryDamage, title, odometer, retail, repairCost, price, ageYears };
+}
+
+function titleKindOf(title: string): string {
+  return title.slice(title.indexOf(' - ') + 3);
+}
+
+/**
+ * The share of retail value a salvage car sells for. Sale prices of one make, model, year and
+ * damage spread widely and unevenly (the comparables' median, quartiles and tails are what the
+ * market value reports): a log-normal around a median set by the damage's severity, moved by the
+ * title, a second damage and the mileage against the usual 12,000 a year, with a few cars that do
+ * not run and sell for half as much. A uniform draw, as before, gave every comparable set the
+ * same flat, symmetric spread.
+ */
+function priceShare(rng: Prng, vehicle: Vehicle, primaryDamage: string, secondaryDamage: string | null, titleKind: string): number {
+  const median = SEVERE_DAMAGES.has(primaryDamage) ? 0.11 : LIGHT_DAMAGES.has(primaryDamage) ? 0.48 : 0.3;
+  let share = median * (TITLE_FACTORS.get(titleKind) ?? 1) * (secondaryDamage === null ? 1 : 0.88) * (12_000 / vehicle.annualMiles) ** 0.3;
+  share *= Math.exp(0.35 * gaussian(rng));
+  if (rng.chance(0.04)) share *= 0.5;
+  return Math.min(0.92, Math.max(0.02, share));
+}
+
+/** A standard normal draw (Box-Muller). */
+function gaussian(rng: Prng): number {
+  return Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
 }
 
 /** Feeds leave fields out now and then; an importer keeps them as null. */
@@ -291,18 +331,19 @@ function makeLot(
   const { auction, lotId, upcoming } = listing;
   const { model } = vehicle;
   const { yard } = facts;
+  const spelling = vehicleSpelling(auction, model);
   return {
     vin: vehicle.vin,
     body: orNull(rng, model.body),
     fuel: orNull(rng, vehicle.fuel),
     keys: orNull(rng, rng.chance(0.87) ? 'YES' : 'NO'),
-    name: `${model.brand} ${model.model} ${vehicle.trim}`,
+    name: `${spelling.brand} ${spelling.model} ${vehicle.trim}`,
     type: orNull(rng, model.type),
     year: vehicle.year,
-    brand: model.brand,
+    brand: spelling.brand,
     color: orNull(rng, vehicle.color),
     drive: orNull(rng, vehicle.drive),
-    model: model.model,
+    model: spelling.model,
     price: upcoming || rng.chance(0.06) ? null : facts.price,
     engine: orNull(rng, vehicle.engine),
     lot_id: lotId,
@@ -319,10 +360,39 @@ function makeLot(
     transmission: orNull(rng, vehicle.transmission),
     configuration: orNull(rng, vehicle.trim, 0.05),
     odometer_type: orNull(rng, facts.ageYears > 10 && rng.chance(0.4) ? 'EXEMPT' : ODOMETER_TYPE_TABLE.pick(rng), 0.02),
-    primary_damage: facts.primaryDamage,
-    secondary_damage: facts.secondaryDamage,
+    primary_damage: damageSpelling(auction, facts.primaryDamage),
+    secondary_damage: facts.secondaryDamage === null ? null : damageSpelling(auction, facts.secondaryDamage),
     images: imagesFor(rng, auction, lotId, yard, facts.time),
   };
+}
+
+/**
+ * The two feeds spell one vehicle and one damage differently, as the real ones do: Copart in upper
+ * case with the maker's punctuation ("FORD F-150", "FRONT END"), IAAI's in title and sentence case
+ * without the hyphen before a digit ("Ford F150", "Front end"). The catalogue and the market compare on keys
+ * (domain/market-key.ts) that make these one; synthetic data that spelled them alike would never
+ * exercise that.
+ */
+function vehicleSpelling(auction: 'copart' | 'iaai', model: VehicleModel): { brand: string; model: string } {
+  if (auction === 'copart') return { brand: model.brand, model: model.model };
+  const key = `${model.brand}\u0000${model.model}`;
+  let spelling = IAAI_SPELLINGS.get(key);
+  if (spelling === undefined) {
+    spelling = { brand: titleCase(model.brand), model: titleCase(model.model.replace(/-(?=\d)/g, '')) };
+    IAAI_SPELLINGS.set(key, spelling);
+  }
+  return spelling;
+}
+
+const IAAI_SPELLINGS = new Map<string, { brand: string; model: string }>();
+
+/** "MERCEDES-BENZ" to "Mercedes-Benz", "RAV4" to "Rav4"; a short word without a vowel ("BMW", "CX5", "CR-V") stays in capitals. */
+function titleCase(value: string): string {
+  return value.toLowerCase().replace(/[a-z]+/g, (word) => (word.length <= 3 && !/[aeiou]/.test(word) ? word.toUpperCase() : word.charAt(0).toUpperCase() + word.slice(1)));
+}
+
+function damageSpelling(auction: 'copart' | 'iaai', damage: string): string {
+  return auction === 'copart' ? damage : damage.charAt(0) + damage.slice(1).toLowerCase();
 }
 
 /** 3 to 10 photos on the auction's own image host, in the URL shapes each auction serves. */

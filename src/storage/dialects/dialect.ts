@@ -124,6 +124,8 @@ export interface StorageDialect extends DirectStatements {
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]>;
   /** One lot's versions (`changed` JSON) in the order they were appended (report-snapshot.ts): a named snapshot's rollback. */
   versionsInAppendOrder(kysely: Kysely<Database>, ref: LotRef): Promise<string[]>;
+  /** The catalogue's year as its filters compare it, so that each planner reads the make's sale-date index in order (catalogue-order.ts). */
+  readonly catalogueYear: RawBuilder<number>;
 
   // Lots (lots-upsert.ts).
   /**

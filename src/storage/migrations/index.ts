@@ -24,6 +24,8 @@ import * as reportSignatures from './0020-report-signatures.ts';
 import * as feeds from './0021-feeds.ts';
 // Batches (issue 26).
 import * as batches from './0022-batches.ts';
+// The catalogue read in order by make, and make and model (issue 24, at scale).
+import * as catalogueOrderIndexes from './0023-catalogue-order-indexes.ts';
 import * as namedReportSnapshots from './0025-named-report-snapshots.ts';
 
 /**
@@ -56,6 +58,8 @@ export const migrations: Record<string, Migration> = {
   '0021-feeds': feeds,
   // Batches (issue 26).
   '0022-batches': batches,
+  // The catalogue read in order by make, and make and model (issue 24, at scale).
+  '0023-catalogue-order-indexes': catalogueOrderIndexes,
   // Issue 29, item 7: report snapshots that name lot versions.
   '0025-named-report-snapshots': namedReportSnapshots,
 };

@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
 import type { Lot } from '../../domain/lot.ts';
@@ -53,8 +53,9 @@ const FIRST_VIN_CHAR = '0';
 
 /**
  * The catalogue's and the market's reads of the lots. The same SQL runs on both databases: the
- * keys and indexes of 0018 make every filter and order a range of one index, with no part the
- * dialects would write differently.
+ * keys and indexes of 0018 and 0023 make every sale-date page without a VIN a range of one index
+ * read in order from its cursor (by make, or make and model with their years checked in the
+ * index's entries: lots_make_sale_*_idx), with no part the dialects would write differently.
  */
 export class MarketRepository {
   constructor(private readonly db: Db) {}
@@ -65,17 +66,7 @@ export class MarketRepository {
    * skipped), with the position of each lot for the next cursor.
    */
   async cataloguePage(filter: CatalogueFilter, sort: CatalogueSort, now: string, after: CataloguePosition | null, limit: number): Promise<{ lot: Lot; position: CataloguePosition }[]> {
-    const order = ORDERS[sort];
-    const rows = await this.db.kysely
-      .selectFrom('lots')
-      .selectAll()
-      .select(order.value.as('sort_value'))
-      .where((eb) => eb.and([...filterConditions(eb, filter, now), ...(after ? afterConditions(eb, order, after) : [])]))
-      .orderBy(order.value, order.direction)
-      .orderBy('auction', 'asc')
-      .orderBy('lot_id', 'desc')
-      .limit(limit)
-      .execute();
+    const rows = await this.catalogueQuery(filter, sort, now, after, limit).execute();
     return rows.map((row) => ({
       lot: lotFromRow(row),
       // PostgreSQL answers the price's coalesce as bigint, which its driver gives as text.
@@ -83,21 +74,23 @@ export class MarketRepository {
     }));
   }
 
-  /** Sold lots of one make and model, years and sale dates in range, priced above 0: a range of lots_market_idx. */
-  async comparables(query: ComparablesQuery): Promise<ComparableSale[]> {
-    let select = this.db.kysely
+  /** The statement of a catalogue page, apart so that its plan can be checked (test/storage/catalogue-plans.test.ts). */
+  catalogueQuery(filter: CatalogueFilter, sort: CatalogueSort, now: string, after: CataloguePosition | null, limit: number) {
+    const order = ORDERS[sort];
+    return this.db.kysely
       .selectFrom('lots')
-      .select(['auction', 'lot_id', 'vin', 'year', 'price', 'retail_value', 'odometer', 'primary_damage', 'damage_key', 'sale_date'])
-      .where('make_key', '=', query.makeKey)
-      .where('model_key', '=', query.modelKey)
-      .where('year', '>=', query.yearMin)
-      .where('year', '<=', query.yearMax)
-      .where('sale_date', '>=', query.from)
-      .where('sale_date', '<=', query.to)
-      .where('price', '>', 0);
-    if (query.damageKey !== null) select = select.where('damage_key', '=', query.damageKey);
-    if (query.excludeVin !== null) select = select.where('vin', '<>', query.excludeVin);
-    const rows = await select.execute();
+      .selectAll()
+      .select(order.value.as('sort_value'))
+      .where((eb) => eb.and([...filterConditions(eb, filter, now, this.db.dialect.catalogueYear), ...(after ? afterConditions(eb, order, after) : [])]))
+      .orderBy(order.value, order.direction)
+      .orderBy('auction', 'asc')
+      .orderBy('lot_id', 'desc')
+      .limit(limit);
+  }
+
+  /** Sold lots of one make and model, years and sale dates in range, priced above 0: a range of lots_market_idx, which covers them (0023). */
+  async comparables(query: ComparablesQuery): Promise<ComparableSale[]> {
+    const rows = await this.comparablesQuery(query).execute();
     return rows.map((row) => ({
       auction: row.auction,
       lotId: Number(row.lot_id),
@@ -110,6 +103,23 @@ export class MarketRepository {
       damageKey: row.damage_key,
       saleDate: row.sale_date!,
     }));
+  }
+
+  /** The statement of comparables(), apart so that its plan can be checked (test/storage/catalogue-plans.test.ts). */
+  comparablesQuery(query: ComparablesQuery) {
+    let select = this.db.kysely
+      .selectFrom('lots')
+      .select(['auction', 'lot_id', 'vin', 'year', 'price', 'retail_value', 'odometer', 'primary_damage', 'damage_key', 'sale_date'])
+      .where('make_key', '=', query.makeKey)
+      .where('model_key', '=', query.modelKey)
+      .where('year', '>=', query.yearMin)
+      .where('year', '<=', query.yearMax)
+      .where('sale_date', '>=', query.from)
+      .where('sale_date', '<=', query.to)
+      .where('price', '>', 0);
+    if (query.damageKey !== null) select = select.where('damage_key', '=', query.damageKey);
+    if (query.excludeVin !== null) select = select.where('vin', '<>', query.excludeVin);
+    return select;
   }
 
   /** The lots named, in any order: a probe of the primary key each (a handful). */
@@ -126,15 +136,16 @@ export class MarketRepository {
 
 type Where = Expression<SqlBool>;
 
-function filterConditions(eb: ExpressionBuilder<Database, 'lots'>, filter: CatalogueFilter, now: string): Where[] {
+function filterConditions(eb: ExpressionBuilder<Database, 'lots'>, filter: CatalogueFilter, now: string, year: RawBuilder<number>): Where[] {
   const where: Where[] = [];
   if (filter.makeKey !== null) where.push(eb('make_key', '=', filter.makeKey));
   if (filter.modelKey !== null) where.push(eb('model_key', '=', filter.modelKey));
   if (filter.damageKey !== null) where.push(eb('damage_key', '=', filter.damageKey));
   if (filter.document !== null) where.push(eb(eb.fn('lower', ['document']), '=', filter.document));
   if (filter.auction !== null) where.push(eb('auction', '=', filter.auction));
-  if (filter.yearMin !== null) where.push(eb('year', '>=', filter.yearMin));
-  if (filter.yearMax !== null) where.push(eb('year', '<=', filter.yearMax));
+  // As each planner reads the make's sale-date index in order (dialects/*/catalogue-order.ts).
+  if (filter.yearMin !== null) where.push(eb(year, '>=', filter.yearMin));
+  if (filter.yearMax !== null) where.push(eb(year, '<=', filter.yearMax));
   if (filter.odometerMax !== null) where.push(eb('odometer', '<=', filter.odometerMax));
   if (filter.priceMin !== null) where.push(eb('price', '>=', filter.priceMin));
   if (filter.priceMax !== null) where.push(eb('price', '<=', filter.priceMax));

@@ -3,6 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LotSchema, type Lot } from '../../../src/domain/lot.ts';
 import { checkVin, computeCheckDigit } from '../../../src/domain/vin.ts';
+import { marketKey } from '../../../src/domain/market-key.ts';
 import { VEHICLE_MODELS, YARDS } from '../../../src/dev/seed/synthetic-catalogue.ts';
 import { Prng } from '../../../src/dev/seed/prng.ts';
 import { generateLots, MAX_SYNTHETIC_LOTS, syntheticVin, VinReservoir } from '../../../src/dev/seed/synthetic-lots.ts';
@@ -90,7 +91,9 @@ describe('generateLots', () => {
     const problems: string[] = [];
     for (const [vin, group] of byVin(sample)) {
       for (const field of ['brand', 'model', 'year', 'name', 'engine', 'body', 'color', 'fuel', 'drive', 'transmission'] as const) {
-        const values = new Set(group.map((lot) => lot[field]).filter((value) => value !== null));
+        // The feeds spell a make and model differently; their keys are the vehicle's.
+        const spelled = field === 'brand' || field === 'model' || field === 'name';
+        const values = new Set(group.map((lot) => (spelled ? marketKey(lot[field]) : lot[field])).filter((value) => value !== null));
         if (values.size > 1) problems.push(`${vin}: ${field} differs between lots: ${[...values].join(', ')}`);
       }
       // Generated oldest sale first; a lot still to be sold comes last.
@@ -132,6 +135,40 @@ describe('generateLots', () => {
     expect(problems.slice(0, 10)).toEqual([]);
     expect([...auctions.keys()].sort()).toEqual(['copart', 'iaai']);
     expect(auctions.get('iaai')! / sample.length).toBeGreaterThan(0.3);
+  });
+
+  it('spells a make, model and damage as each feed does, the same key either way', () => {
+    const spellings = new Map<string, Set<string>>();
+    for (const lot of sample) {
+      for (const value of [lot.brand, lot.model, lot.primary_damage]) {
+        if (value === null) continue;
+        const key = marketKey(value)!;
+        if (!spellings.has(key)) spellings.set(key, new Set());
+        spellings.get(key)!.add(value);
+      }
+    }
+    expect(spellings.get('F150')).toEqual(new Set(['F-150', 'F150']));
+    expect(spellings.get('FRONTEND')).toEqual(new Set(['FRONT END', 'Front end']));
+    expect(spellings.get('FORD')).toEqual(new Set(['FORD', 'Ford']));
+    expect(spellings.get('MERCEDESBENZ')).toEqual(new Set(['MERCEDES-BENZ', 'Mercedes-Benz']));
+  });
+
+  it('spreads the prices of comparable lots unevenly: a long upper tail, clean titles higher, severe damage lower', () => {
+    const shares = (keep: (lot: Lot) => boolean) =>
+      sample
+        .filter((lot) => lot.price !== null && lot.retail_value !== null && keep(lot))
+        .map((lot) => lot.price! / lot.retail_value!)
+        .sort((a, b) => a - b);
+    const quantile = (list: number[], q: number) => list[Math.floor(q * (list.length - 1))]!;
+    const frontEnd = shares((lot) => marketKey(lot.primary_damage) === 'FRONTEND');
+    const median = quantile(frontEnd, 0.5);
+    // Log-normal: the upper quartile lies further from the median than the lower one.
+    expect(quantile(frontEnd, 0.75) - median).toBeGreaterThan(1.15 * (median - quantile(frontEnd, 0.25)));
+    expect(quantile(frontEnd, 0.9) / quantile(frontEnd, 0.1)).toBeGreaterThan(2.5);
+    const clean = shares((lot) => marketKey(lot.primary_damage) === 'FRONTEND' && lot.document?.endsWith(' - CERTIFICATE OF TITLE') === true);
+    expect(quantile(clean, 0.5)).toBeGreaterThan(1.15 * median);
+    const flood = shares((lot) => marketKey(lot.primary_damage) === 'WATERFLOOD');
+    expect(quantile(flood, 0.5)).toBeLessThan(0.5 * median);
   });
 
   it('is deterministic for a seed, a smaller run is a prefix of a larger one, and seeds differ', () => {

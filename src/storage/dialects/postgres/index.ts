@@ -1,4 +1,5 @@
 import { Kysely, sql, type RawBuilder } from 'kysely';
+import { catalogueYearPostgres } from './catalogue-order.ts';
 import type pg from 'pg';
 import type { Lot } from '../../../domain/lot.ts';
 import type { LotRef } from '../../../domain/lot-ref.ts';
@@ -66,6 +67,8 @@ export class PostgresStorageDialect implements StorageDialect {
   }
 
   /** The lots of the VINs asked for in one turn of the event loop, in one statement. */
+  readonly catalogueYear = catalogueYearPostgres;
+
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]> {
     const jsonByVins = new PreparedQuery(kysely, ['vins'], (p: { vins: string[] }) => lotsJsonByVinsPostgres(kysely, p.vins));
     const target = { kysely, dialect: this };

@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { catalogueYearSqlite } from './catalogue-order.ts';
 import { Kysely, type RawBuilder } from 'kysely';
 import type { Lot } from '../../../domain/lot.ts';
 import type { LotRef } from '../../../domain/lot-ref.ts';
@@ -92,6 +93,8 @@ export class SqliteStorageDialect implements StorageDialect {
       return Promise.reject(error);
     }
   }
+
+  readonly catalogueYear = catalogueYearSqlite;
 
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]> {
     const jsonByVin = new PreparedQuery(kysely, ['vin'], (p: { vin: string }) => lotsJsonByVinSqlite(kysely, p.vin));
