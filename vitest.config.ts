@@ -72,14 +72,6 @@ const SYSTEM = [
 
 const ALL = ['test/**/*.test.ts'];
 
-/*
- * Unit and app files run two at a time (vitest's default on 2 cores is one): most of their time
- * is waiting on SQLite files, PostgreSQL, Redis and local servers, not CPU. Each file makes its own
- * databases (a PostgreSQL schema of its own), servers on port 0 and data folders, so two never
- * share anything. VITEST_WORKERS sets another count (1 to run them one at a time).
- */
-const QUICK_WORKERS = Number(process.env.VITEST_WORKERS ?? 2);
-
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -94,7 +86,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: UNIT, maxWorkers: QUICK_WORKERS, sequence: { groupOrder: 0 } },
+        test: { name: 'unit', include: UNIT },
       },
       {
         extends: true,
@@ -103,8 +95,6 @@ export default defineConfig({
           include: ALL,
           exclude: [...UNIT, ...SYSTEM],
           globalSetup: ['test/support/global-setup.ts'],
-          maxWorkers: QUICK_WORKERS,
-          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -115,10 +105,6 @@ export default defineConfig({
           // A unit file inside a system folder (test/cli/command-line.test.ts) stays a unit file.
           exclude: UNIT,
           globalSetup: ['test/support/global-setup.ts', 'test/support/build-setup.ts'],
-          // One file at a time, after the others: these start servers, Chromium and CLIs whose own
-          // timeouts assume a core to themselves.
-          maxWorkers: 1,
-          sequence: { groupOrder: 1 },
         },
       },
     ],
