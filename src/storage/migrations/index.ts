@@ -24,6 +24,7 @@ import * as reportSignatures from './0020-report-signatures.ts';
 import * as feeds from './0021-feeds.ts';
 // Batches (issue 26).
 import * as batches from './0022-batches.ts';
+import * as lotSightings from './0024-lot-sightings.ts';
 import * as namedReportSnapshots from './0025-named-report-snapshots.ts';
 
 /**
@@ -56,6 +57,8 @@ export const migrations: Record<string, Migration> = {
   '0021-feeds': feeds,
   // Batches (issue 26).
   '0022-batches': batches,
+  // Issue 29: sightings of unchanged lots, beside the lots (re-imports).
+  '0024-lot-sightings': lotSightings,
   // Issue 29, item 7: report snapshots that name lot versions.
   '0025-named-report-snapshots': namedReportSnapshots,
 };
