@@ -121,6 +121,13 @@ export interface LotVersionsTable {
   changed: string;
 }
 
+/** When an import last named a lot it left unchanged (0024); a lot's last sighting is the later of this and lots.last_seen_at. */
+export interface LotSightingsTable {
+  auction: string;
+  lot_id: number;
+  last_seen_at: string;
+}
+
 export interface ReportsTable {
   id: string;
   account_id: string;
@@ -525,6 +532,7 @@ export interface Database {
   lots: LotsTable;
   // Issue 29: lot history.
   lot_versions: LotVersionsTable;
+  lot_sightings: LotSightingsTable;
   reports: ReportsTable;
   brands: BrandsTable;
   searches: SearchesTable;

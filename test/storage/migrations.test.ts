@@ -26,6 +26,8 @@ const TABLES = [
   'feeds', 'feed_listing',
   // 0022
   'batches', 'batch_items',
+  // 0024
+  'lot_sightings',
 ].sort();
 
 /** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */

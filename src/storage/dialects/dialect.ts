@@ -168,6 +168,8 @@ export interface StorageDialect extends DirectStatements {
   storedLotsByKey(kysely: Kysely<Database>, keys: readonly LotRef[]): Promise<StoredLotJson[]>;
   /** Marks these lots seen at `at` and back in their listing, without changing what they say. */
   touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
+  /** Marks these lots, which a batch left unchanged and in their listing, seen at `at` in lot_sightings (0024), without writing their rows. */
+  sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
   // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).
   claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]>;
 

@@ -26,6 +26,7 @@ import * as feeds from './0021-feeds.ts';
 import * as batches from './0022-batches.ts';
 // The catalogue read in order by make, and make and model (issue 24, at scale).
 import * as catalogueOrderIndexes from './0023-catalogue-order-indexes.ts';
+import * as lotSightings from './0024-lot-sightings.ts';
 import * as namedReportSnapshots from './0025-named-report-snapshots.ts';
 
 /**
@@ -60,6 +61,8 @@ export const migrations: Record<string, Migration> = {
   '0022-batches': batches,
   // The catalogue read in order by make, and make and model (issue 24, at scale).
   '0023-catalogue-order-indexes': catalogueOrderIndexes,
+  // Issue 29: sightings of unchanged lots, beside the lots (re-imports).
+  '0024-lot-sightings': lotSightings,
   // Issue 29, item 7: report snapshots that name lot versions.
   '0025-named-report-snapshots': namedReportSnapshots,
 };

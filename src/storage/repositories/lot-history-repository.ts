@@ -32,11 +32,9 @@ export class LotHistoryRepository {
 
   /** One lot's history, or null when the lot is not known. */
   async historyOf(ref: LotRef): Promise<StoredLotHistory | null> {
-    const row = await this.db.kysely
-      .selectFrom('lots')
-      .selectAll()
-      .where('auction', '=', ref.auction)
-      .where('lot_id', '=', ref.lotId)
+    const row = await this.lotsWithSightings()
+      .where('lots.auction', '=', ref.auction)
+      .where('lots.lot_id', '=', ref.lotId)
       .executeTakeFirst();
     if (!row) return null;
     const versions = await this.db.kysely
@@ -51,7 +49,7 @@ export class LotHistoryRepository {
 
   /** The history of every lot of a vehicle (the report), by `auction/lot_id`. Two probes: lots_vin_idx, then the versions of those lots. */
   async historiesOfVin(vin: string): Promise<Map<string, StoredLotHistory>> {
-    const rows = await this.db.kysely.selectFrom('lots').selectAll().where('vin', '=', vin).execute();
+    const rows = await this.lotsWithSightings().where('lots.vin', '=', vin).execute();
     const histories = new Map<string, StoredLotHistory>();
     if (rows.length === 0) return histories;
     const versions = await this.db.kysely
@@ -70,6 +68,15 @@ export class LotHistoryRepository {
     }
     for (const row of rows) histories.set(historyKey(row.auction, row.lot_id), storedHistory(row, byLot.get(lotKey(row.auction, row.lot_id)) ?? []));
     return histories;
+  }
+
+  /** Lots with their sighting of lot_sightings (0024), if any: one probe of its primary key a lot. */
+  private lotsWithSightings() {
+    return this.db.kysely
+      .selectFrom('lots')
+      .leftJoin('lot_sightings as s', (join) => join.onRef('s.auction', '=', 'lots.auction').onRef('s.lot_id', '=', 'lots.lot_id'))
+      .selectAll('lots')
+      .select('s.last_seen_at as sighted_at');
   }
 
   /**
@@ -110,12 +117,14 @@ function versionFromRow(row: { observed_at: string; source: string; changed: str
   return { observed_at: row.observed_at, source: row.source, changed: JSON.parse(row.changed) as LotChanges };
 }
 
-function storedHistory(row: LotRow, laterVersions: LotVersion[]): StoredLotHistory {
+function storedHistory(row: LotRow & { sighted_at: string | null }, laterVersions: LotVersion[]): StoredLotHistory {
+  // Set by every write since 0019, and by its backfill before.
+  const written = row.last_seen_at ?? row.updated_at;
   return {
     lot: lotFromRow(row),
     firstSeenAt: row.created_at,
-    // Set by every write since 0019, and by its backfill before.
-    lastSeenAt: row.last_seen_at ?? row.updated_at,
+    // The later of the two: a lot's row moves when a batch writes it, its sighting when a batch leaves it unchanged (0024).
+    lastSeenAt: row.sighted_at !== null && row.sighted_at > written ? row.sighted_at : written,
     firstSource: row.source ?? BEFORE_HISTORY_SOURCE,
     laterVersions,
   };

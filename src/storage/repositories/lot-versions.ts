@@ -21,8 +21,15 @@ export interface VersionRow {
 /** What a batch leaves in the history: the versions to append and the lots seen that no upsert wrote. */
 export interface BatchHistory {
   versions: VersionRow[];
-  /** Lots stored before the batch that its upsert left as they were, or that were out of their listing: their sighting moves. */
+  /** Lots stored before the batch that were out of their listing: back in it, their row's sighting moves with it. */
   touched: LotRef[];
+  /**
+   * Lots stored before the batch, in their listing, that its upsert left as they were: only their
+   * sighting moves, in lot_sightings (0024), so that their wide row is not rewritten. A lot the
+   * upsert wrote has its sighting in its row (a row it may still have in lot_sightings is older,
+   * and the later of the two is read).
+   */
+  sighted: LotRef[];
 }
 
 export const lotKey = (auction: string, lotId: number) => `${auction}\u0000${lotId}`;
@@ -126,6 +133,7 @@ export function planBatch(
   }
   const versions: VersionRow[] = [];
   const touched: LotRef[] = [];
+  const sighted: LotRef[] = [];
   for (const { row, original, lot, written, filled } of states.values()) {
     // Nothing merged in and nothing filled: the lot is as it was (the common case of a re-import).
     const changed: LotChanges = (written || filled) && original && lot ? lotChanges(original, lot) : {};
@@ -133,9 +141,10 @@ export function planBatch(
     if (Object.keys(changed).length > 0) {
       versions.push({ auction: row.auction, lot_id: row.lot_id, observed_at: at, source, changed: JSON.stringify(changed) });
     }
-    if (!written || row.left_listing_at !== null) touched.push({ auction: row.auction, lotId: row.lot_id });
+    if (row.left_listing_at !== null) touched.push({ auction: row.auction, lotId: row.lot_id });
+    else if (!written) sighted.push({ auction: row.auction, lotId: row.lot_id });
   }
-  return { versions, touched, write };
+  return { versions, touched, sighted, write };
 }
 
 /** 500 rows a statement: five parameters each stays far below either database's limit. */

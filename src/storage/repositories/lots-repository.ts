@@ -126,7 +126,8 @@ export class LotsRepository {
    *
    * The lot history is kept in the same transaction: each lot stored before that the batch changes
    * gets one version (what changed, from what, when, from which source: lot-versions.ts), and
-   * every lot the batch names is seen (last_seen_at), changed or not.
+   * every lot the batch names is seen (last_seen_at), changed or not: in its row when the batch
+   * writes the row anyway, in lot_sightings (0024) when it leaves the lot unchanged.
    */
   async upsertBatch(lots: readonly IncomingLot[], given: UpsertOptions | Date = {}): Promise<UpsertSummary> {
     const summary: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0 };
@@ -151,6 +152,7 @@ export class LotsRepository {
       await fillDerived(kysely, lots, statuses, at);
       await appendVersions(kysely, plan.versions);
       await this.db.dialect.touchLots(kysely, plan.touched, at);
+      await this.db.dialect.sightLots(kysely, plan.sighted, at);
       for (const status of statuses) summary[status]++;
       for (const then of after) {
         const done = await then({ lots, statuses });

@@ -102,6 +102,29 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
     expect(history.last_seen_at).toBe('2026-11-02T00:00:00.000Z');
   });
 
+  it('moves the sighting of an unchanged lot in lot_sightings, not in its row, and reads the later of the two', async () => {
+    const vin = validVin('2T1BURHE0JC04117');
+    const lot = makeLot({ vin, auction: 'copart', lot_id: 29_300_001, price: 100 });
+    const ref = { auction: 'copart', lotId: 29_300_001 };
+    const rowSeen = async () => (await t.db.kysely.selectFrom('lots').select('last_seen_at').where('lot_id', '=', ref.lotId).executeTakeFirstOrThrow()).last_seen_at;
+    const sighting = async () => (await t.db.kysely.selectFrom('lot_sightings').select('last_seen_at').where('lot_id', '=', ref.lotId).executeTakeFirst())?.last_seen_at;
+    const lastSeen = async () => [lotHistory((await t.repos.lotHistory.historyOf(ref))!).last_seen_at, (await t.repos.lotHistory.historiesOfVin(vin)).get('copart/29300001')!.lastSeenAt];
+
+    await t.repos.lots.upsertBatch([lot], { now: new Date('2026-11-01T00:00:00.000Z') });
+    expect(await sighting()).toBeUndefined();
+    await t.repos.lots.upsertBatch([lot], { now: new Date('2026-11-02T00:00:00.000Z') });
+    expect(await rowSeen()).toBe('2026-11-01T00:00:00.000Z');
+    expect(await sighting()).toBe('2026-11-02T00:00:00.000Z');
+    expect(await lastSeen()).toEqual(['2026-11-02T00:00:00.000Z', '2026-11-02T00:00:00.000Z']);
+    // A change writes the row, and its sighting with it: the older one beside it no longer counts.
+    await t.repos.lots.upsertBatch([{ ...lot, price: 200 }], { now: new Date('2026-11-03T00:00:00.000Z') });
+    expect(await rowSeen()).toBe('2026-11-03T00:00:00.000Z');
+    expect(await lastSeen()).toEqual(['2026-11-03T00:00:00.000Z', '2026-11-03T00:00:00.000Z']);
+    await t.repos.lots.upsertBatch([{ ...lot, price: 200 }], { now: new Date('2026-11-04T00:00:00.000Z') });
+    expect(await rowSeen()).toBe('2026-11-03T00:00:00.000Z');
+    expect(await lastSeen()).toEqual(['2026-11-04T00:00:00.000Z', '2026-11-04T00:00:00.000Z']);
+  });
+
   it('records a lot leaving its listing once, and its coming back when an import names it again', async () => {
     const lot = makeLot({ vin: VINS[0]!, auction: 'copart', lot_id: 29_100_001, price: 100 });
     await t.repos.lots.upsertBatch([lot], { now: new Date('2026-11-03T00:00:00.000Z'), source: 'copart-feed' });

@@ -17,7 +17,7 @@ import { BatchedReads } from './batched-reads.ts';
 import { isPostgresUniqueViolation, openPostgres } from './connection.ts';
 import { runPooled } from './direct-statements.ts';
 import { lotsJsonByVinsPostgres } from './lot-json.ts';
-import { lotRowsByKeyPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
+import { lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
 import { upsertLotsPostgres } from './lots-upsert.ts';
 import { claimMailPostgres } from './mail-claim.ts';
@@ -95,6 +95,10 @@ export class PostgresStorageDialect implements StorageDialect {
 
   touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {
     return touchLotsPostgres(kysely, keys, at);
+  }
+
+  sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {
+    return sightLotsPostgres(kysely, keys, at);
   }
 
   /** Nothing: PostgreSQL loads in bulk with its settings as they are. */

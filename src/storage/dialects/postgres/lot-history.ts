@@ -45,3 +45,14 @@ export async function touchLotsPostgres(kysely: Kysely<Database>, keys: readonly
     from unnest(${auctionsOf(keys)}::text[], ${lotIdsOf(keys)}::integer[]) as k(auction, lot_id)
     where lots.auction = k.auction and lots.lot_id = k.lot_id`.execute(kysely);
 }
+
+/**
+ * PostgreSQL: these lots, left unchanged, were seen at `at`: one row each in lot_sightings (0024)
+ * instead of a new version of each lot's wide row.
+ */
+export async function sightLotsPostgres(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {
+  if (keys.length === 0) return;
+  await sql`insert into lot_sightings (auction, lot_id, last_seen_at)
+    select k.auction, k.lot_id, ${at} from unnest(${auctionsOf(keys)}::text[], ${lotIdsOf(keys)}::integer[]) as k(auction, lot_id)
+    on conflict (auction, lot_id) do update set last_seen_at = excluded.last_seen_at`.execute(kysely);
+}

@@ -17,7 +17,7 @@ import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpoin
 import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
 import { runDirect } from './direct-statements.ts';
 import { lotsJsonByVinSqlite, withImages } from './lot-json.ts';
-import { lotRowsByKeySqlite, storedLotsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
+import { lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
 import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from './lots-upsert.ts';
 import { claimMailSqlite } from './mail-claim.ts';
@@ -121,6 +121,10 @@ export class SqliteStorageDialect implements StorageDialect {
 
   touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {
     return touchLotsSqlite(kysely, keys, at);
+  }
+
+  sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {
+    return sightLotsSqlite(kysely, keys, at);
   }
 
   tuneForBulkLoad(kysely: Kysely<Database>): Promise<void> {
