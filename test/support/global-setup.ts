@@ -41,7 +41,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
   }
 
-  const prefix = `test_${randomBytes(4).toString('hex')}_`;
+  // The run's process id in the prefix tells a later run whether these schemas' run is still alive.
+  const prefix = `test_p${process.pid}_${randomBytes(4).toString('hex')}_`;
   project.provide('pgSchemaPrefix', prefix);
   if (!TEST_POSTGRES_URL) return async () => {};
 
@@ -51,6 +52,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await client.query('select 1');
   } catch (error) {
     throw new Error(`TEST_POSTGRES_URL=${TEST_POSTGRES_URL} is unreachable: ${(error as Error).message}`);
+  }
+  try {
+    await dropSchemasOfEndedRuns(client);
   } finally {
     await client.end().catch(() => {});
   }
@@ -68,4 +72,27 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await admin.end();
     }
   };
+}
+
+/**
+ * Drops the schemas a run left behind when it was killed before its teardown (Ctrl-C, a timeout,
+ * kill -9): Kysely's migrator introspects every table of every schema on each migration, so each
+ * schema left over makes every later PostgreSQL test slower (195 of them, 7,268 tables, made each
+ * CLI command on PostgreSQL take about a second). A run whose process is still alive keeps its
+ * schemas: dropping them under it would fail its migrations (see above).
+ */
+async function dropSchemasOfEndedRuns(client: pg.Client): Promise<void> {
+  const { rows } = await client.query<{ nspname: string }>(`select nspname from pg_namespace where nspname ~ '^test_p[0-9]+_'`);
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
+  for (const { nspname } of rows) {
+    const pid = Number(/^test_p([0-9]+)_/.exec(nspname)![1]);
+    if (pid !== process.pid && !alive(pid)) await client.query(`drop schema if exists "${nspname}" cascade`);
+  }
 }
