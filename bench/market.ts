@@ -46,6 +46,9 @@ const { values } = parseArgs({
     schema: { type: 'string' },
     'drain-seconds': { type: 'string', default: '60' },
     write: { type: 'boolean', default: false },
+    // Only the mixes whose names hold one of these words (comma-separated); the search, the reference, always runs.
+    mixes: { type: 'string' },
+    'closed-only': { type: 'boolean', default: false },
   },
 });
 if (values.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(values.schema)) throw new Error('--schema must be a lower-case SQL identifier');
@@ -178,37 +181,53 @@ async function main(): Promise<void> {
         return `/api/v1/market?make=${encodeURIComponent(model.brand)}&model=${encodeURIComponent(model.model)}&year=${yearOf(model)}&primary_damage=${encodeURIComponent(pick(DAMAGES))}`;
       },
     };
+    const wanted = values.mixes?.split(',').map((word) => word.trim().toLowerCase()).filter((word) => word !== '') ?? null;
+    const chosen = Object.entries(mixes).filter(([name], i) => i === 0 || wanted === null || wanted.some((word) => name.toLowerCase().includes(word)));
     const rows: string[] = [];
     const drains: string[] = [];
-    const figures: Record<string, { closed: number; p99: LatencySummary }> = {};
-    for (const [name, path] of Object.entries(mixes)) {
+    const figures: Record<string, { closed: number; cpuMsPerRequest: number | null; p99: LatencySummary | null }> = {};
+    for (const [name, path] of chosen) {
       const drained = await drain();
       drains.push(`${name}: ${drained}`);
       log(`${name}: the server answers promptly (${drained}); closed load, ${settings.connections} connections, ${settings.duration} s`);
-      const closed = await measureThroughput({ url: baseUrl, connections: settings.connections, durationSeconds: settings.duration, warmupSeconds: settings.warmup, path, headers });
-      log(`${name}: ${settings.rate} requests/s, ${settings.duration} s`);
-      // The closed load saturates the server by design: the fixed rate starts from an empty queue.
-      const drainedAgain = await drain();
-      if (drainedAgain.startsWith('restarted')) drains.push(`${name}, before its fixed rate: ${drainedAgain}`);
-      const paced = await pacedLoad({ host: HOST, port, rate: settings.rate, durationSeconds: settings.duration, path, headers });
-      const bad = closed.non2xx + closed.errors + paced.non2xx + paced.errors;
-      figures[name] = { closed: closed.requestsPerSecond, p99: paced.latency };
+      // The server's CPU (every thread) per request of the measured run: what a mix costs whatever else the machine runs.
+      let cpuBefore: number | null = null;
+      const closed = await measureThroughput({
+        url: baseUrl, connections: settings.connections, durationSeconds: settings.duration, warmupSeconds: settings.warmup, path, headers,
+        onMeasuredRunStart: async () => { cpuBefore = await server.cpuSeconds(); },
+      });
+      const cpuAfter = await server.cpuSeconds();
+      const cpuMsPerRequest = cpuBefore !== null && cpuAfter !== null && closed.total > 0 ? ((cpuAfter - cpuBefore) * 1000) / closed.total : null;
+      let paced: Awaited<ReturnType<typeof pacedLoad>> | null = null;
+      if (!values['closed-only']) {
+        log(`${name}: ${settings.rate} requests/s, ${settings.duration} s`);
+        // The closed load saturates the server by design: the fixed rate starts from an empty queue.
+        const drainedAgain = await drain();
+        if (drainedAgain.startsWith('restarted')) drains.push(`${name}, before its fixed rate: ${drainedAgain}`);
+        paced = await pacedLoad({ host: HOST, port, rate: settings.rate, durationSeconds: settings.duration, path, headers });
+      }
+      const bad = closed.non2xx + closed.errors + (paced?.non2xx ?? 0) + (paced?.errors ?? 0);
+      figures[name] = { closed: closed.requestsPerSecond, cpuMsPerRequest, p99: paced?.latency ?? null };
       rows.push(
-        `| ${name} | ${int.format(closed.requestsPerSecond)} | ${ms(closed.latency.p50)} / ${ms(closed.latency.p99)} | ${ms(paced.latency.p50)} / ${ms(paced.latency.p99)} / ${ms(paced.latency.max)} | ${bad === 0 ? 'none' : `${bad} (${JSON.stringify({ ...closed.statusCodes, ...paced.statusCodes })})`} |`,
+        `| ${name} | ${int.format(closed.requestsPerSecond)} | ${ms(closed.latency.p50)} / ${ms(closed.latency.p99)} | ${cpuMsPerRequest === null ? 'n/a' : cpuMsPerRequest.toFixed(3)} | ${paced === null ? 'not run' : `${ms(paced.latency.p50)} / ${ms(paced.latency.p99)} / ${ms(paced.latency.max)}`} | ${bad === 0 ? 'none' : `${bad} (${JSON.stringify({ ...closed.statusCodes, ...paced?.statusCodes })})`} |`,
       );
     }
-    const search = figures['GET /api/v1/search (by VIN)']!.closed;
-    const ratios = Object.entries(figures)
-      .filter(([name]) => name.startsWith('catalogue'))
-      .map(([name, figure]) => `${name}: ${(figure.closed / search).toFixed(2)}`);
+    const search = figures['GET /api/v1/search (by VIN)']!;
+    const catalogue = Object.entries(figures).filter(([name]) => name.startsWith('catalogue'));
+    const ratios = catalogue.map(([name, figure]) => `${name}: ${(figure.closed / search.closed).toFixed(2)}`);
+    // The target's ratio as the server's CPU per request sees it: what the throughputs would be on a machine the server had alone.
+    const cpuRatios = catalogue.map(([name, figure]) =>
+      `${name}: ${search.cpuMsPerRequest !== null && figure.cpuMsPerRequest !== null ? (search.cpuMsPerRequest / figure.cpuMsPerRequest).toFixed(2) : 'n/a'}`);
     const markdown = [
       `Command: \`npm run bench:market -- ${process.argv.slice(2).join(' ')}\`; ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) of ${int.format(vins.length)} VINs on ${postgres === null ? 'SQLite' : 'PostgreSQL'}${loadSeconds === null ? '' : `, loaded in ${loadSeconds.toFixed(0)} s`}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}. Measured while the machine was shared; to be re-run quiet.`,
       '',
-      `| query | closed load, req/s (${settings.connections} connections) | closed p50 / p99 ms | at ${settings.rate} req/s: p50 / p99 / max ms | errors |`,
-      '|---|---|---|---|---|',
+      `| query | closed load, req/s (${settings.connections} connections) | closed p50 / p99 ms | server CPU ms per request (closed) | at ${settings.rate} req/s: p50 / p99 / max ms | errors |`,
+      '|---|---|---|---|---|---|',
       ...rows,
       '',
       `Catalogue throughput against the search's in the same run: ${ratios.join('; ')}.`,
+      '',
+      `The same ratio from the server's CPU per request (search's / catalogue's): ${cpuRatios.join('; ')}.`,
       '',
       `Waited before each mix until the server answered three probes within 20 ms: ${drains.join('; ')}.`,
     ].join('\n');
