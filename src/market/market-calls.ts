@@ -1,16 +1,11 @@
-import type { Lot } from '../domain/lot.ts';
+import type { CataloguePage } from '../domain/catalogue.ts';
+import { lotJson, type Lot } from '../domain/lot.ts';
 import type { MarketValue } from '../domain/market.ts';
 import type { SearchPrincipal } from '../domain/principal.ts';
 import type { CountedOutcome, SearchService } from '../search/search-service.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { encodeCatalogueCursor, parseCatalogueQuery, parseMarketQuery, type CatalogueQuery, type Refusal } from './market-query.ts';
 import type { MarketService } from './market-service.ts';
-
-/** A page of the catalogue as the API answers it. */
-export interface CataloguePage {
-  lots: Lot[];
-  next_cursor: string | null;
-}
 
 /** A call's answer, or its refusal before anything was rated or counted (a bad or unknown parameter). */
 export type MarketCallOutcome<T> = CountedOutcome<T> | { kind: 'invalid_parameter'; field: string; messages: string[] };
@@ -65,8 +60,10 @@ export class MarketCalls {
     const shown = rows.slice(0, query.limit);
     const last = shown[shown.length - 1];
     const lots = shown.map((row) => row.lot);
+    const { resolveImages } = this.options;
     return {
-      lots: this.options.resolveImages && lots.length > 0 ? await this.options.resolveImages(lots) : lots,
+      // With the photo archive on, archived photos are listed by their copies: only then are the lots parsed (as a search's are).
+      lots: resolveImages && lots.length > 0 ? (await resolveImages(lots.map((text) => JSON.parse(text) as Lot))).map(lotJson) : lots,
       next_cursor: rows.length > query.limit && last !== undefined ? encodeCatalogueCursor(query.sort, last.position) : null,
     };
   }

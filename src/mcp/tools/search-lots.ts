@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { CATALOGUE_SORTS } from '../../domain/catalogue.ts';
+import { CATALOGUE_SORTS, cataloguePageJson } from '../../domain/catalogue.ts';
+import type { Lot } from '../../domain/lot.ts';
 import type { SearchPrincipal } from '../../domain/principal.ts';
 import { countedOrRefused, marketSandboxError } from '../../http/api/v1/market-answer.ts';
 import { DEFAULT_LIMIT, MAX_CURSOR_CHARS, MAX_LIMIT, MAX_NAME_CHARS } from '../../market/market-query.ts';
@@ -56,7 +57,11 @@ export const searchLots = defineTool({
   annotations: { title: 'Search the catalogue of auction lots', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async call({ services, principal }, args) {
     const { idempotency_key: key, ...filters } = args;
-    const { body, replayed } = countedBody(countedOrRefused(await services.marketCalls.catalogue(principal as SearchPrincipal, queryOf(filters), key)));
+    const counted = countedBody(countedOrRefused(await services.marketCalls.catalogue(principal as SearchPrincipal, queryOf(filters), key)));
+    const { replayed } = counted;
+    // The page's lots are the store's JSON text, answered as the route answers them.
+    const jsonText = cataloguePageJson(counted.body);
+    const body = JSON.parse(jsonText) as { lots: Lot[]; next_cursor: string | null };
     const shown = body.lots.slice(0, 5).map((lot) =>
       [`${lot.auction} lot ${lot.lot_id}`, lot.name ?? `VIN ${lot.vin}`, lot.sale_date === null ? 'no sale date yet' : `sale date ${lot.sale_date.slice(0, 10)}`, lot.price === null ? null : `$${lot.price.toLocaleString('en-US')}`]
         .filter((part) => part !== null)
@@ -64,6 +69,7 @@ export const searchLots = defineTool({
     );
     return {
       json: body,
+      jsonText,
       summary: [
         body.lots.length === 0 ? 'No lots match on this page.' : `${count(body.lots.length, 'lot')} on this page${body.lots.length > shown.length ? `, the first ${shown.length}` : ''}: ${shown.join('; ')}.`,
         body.next_cursor === null ? 'This is the last page.' : `More follow: call again with the same arguments and cursor ${body.next_cursor} (another counted call).`,

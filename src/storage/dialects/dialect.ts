@@ -124,6 +124,12 @@ export interface StorageDialect extends DirectStatements {
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]>;
   /** One lot's versions (`changed` JSON) in the order they were appended (report-snapshot.ts): a named snapshot's rollback. */
   versionsInAppendOrder(kysely: Kysely<Database>, ref: LotRef): Promise<string[]>;
+  /**
+   * A lots row's JSON text (LotJson: byte for byte lotJson() of the lot) as a select expression
+   * over the table `lots`, so that a page of many lots is spliced into its answer as the search's
+   * lots are, never made into objects (lot-json.ts).
+   */
+  readonly lotJson: RawBuilder<string>;
   /** The catalogue's year as its filters compare it, so that each planner reads the make's sale-date index in order (catalogue-order.ts). */
   readonly catalogueYear: RawBuilder<number>;
 

@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
-import type { Lot } from '../../domain/lot.ts';
+import type { Lot, LotJson } from '../../domain/lot.ts';
 import type { CatalogueFilter, CataloguePosition, CatalogueSort } from '../../domain/catalogue.ts';
 import { lotFromRow } from '../lot-rows.ts';
 import { SALE_SORT_KEY } from '../migrations/0018-market.ts';
@@ -63,12 +63,12 @@ export class MarketRepository {
   /**
    * One page of the catalogue in its order, after `after` when given (keyset paging: a lot stored
    * since the last page takes its place in the order and is neither repeated nor makes another be
-   * skipped), with the position of each lot for the next cursor.
+   * skipped), each lot as its JSON text (the dialect's lotJson) with its position for the next cursor.
    */
-  async cataloguePage(filter: CatalogueFilter, sort: CatalogueSort, now: string, after: CataloguePosition | null, limit: number): Promise<{ lot: Lot; position: CataloguePosition }[]> {
+  async cataloguePage(filter: CatalogueFilter, sort: CatalogueSort, now: string, after: CataloguePosition | null, limit: number): Promise<{ lot: LotJson; position: CataloguePosition }[]> {
     const rows = await this.catalogueQuery(filter, sort, now, after, limit).execute();
     return rows.map((row) => ({
-      lot: lotFromRow(row),
+      lot: row.lot as LotJson,
       // PostgreSQL answers the price's coalesce as bigint, which its driver gives as text.
       position: { value: sort.startsWith('price') ? Number(row.sort_value) : String(row.sort_value), auction: row.auction, lotId: Number(row.lot_id) },
     }));
@@ -79,8 +79,7 @@ export class MarketRepository {
     const order = ORDERS[sort];
     return this.db.kysely
       .selectFrom('lots')
-      .selectAll()
-      .select(order.value.as('sort_value'))
+      .select([this.db.dialect.lotJson.as('lot'), order.value.as('sort_value'), 'auction', 'lot_id'])
       .where((eb) => eb.and([...filterConditions(eb, filter, now, this.db.dialect.catalogueYear), ...(after ? afterConditions(eb, order, after) : [])]))
       .orderBy(order.value, order.direction)
       .orderBy('auction', 'asc')

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { LotSchema } from '../../../domain/lot.ts';
-import { CATALOGUE_SORTS } from '../../../domain/catalogue.ts';
+import { CATALOGUE_SORTS, cataloguePageJson } from '../../../domain/catalogue.ts';
 import { DEFAULT_LIMIT, MAX_CURSOR_CHARS, MAX_LIMIT, MAX_NAME_CHARS } from '../../../market/market-query.ts';
 import { errorRef, retryAfterHeader, SEARCH_LIMITED, searchErrorResponses } from '../schemas.ts';
 import { answerMarketCall, rawQuery, refuseSandbox } from './market-answer.ts';
@@ -48,7 +48,8 @@ export const CatalogueQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-const cataloguePage = (options: { description: string; headers: Record<string, unknown> }) => Type.Object(
+/** The 200 answer's schema: it documents the page, which cataloguePageJson writes (a test holds one to the other). */
+export const cataloguePage = (options: { description: string; headers: Record<string, unknown> }) => Type.Object(
   {
     lots: Type.Array(Type.Ref(LotSchema), { description: 'The page: each lot exactly as in a Report (archived photo URLs included).', maxItems: MAX_LIMIT }),
     next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'The cursor of the next page; null on the last page.' }),
@@ -90,7 +91,12 @@ const catalogueRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       // Every parameter is the service's to check, in its own words (the schema documents them).
       refuseSandbox(request);
-      return answerMarketCall(reply, await app.services.marketCalls.catalogue(request.principal!, rawQuery(request), request.headers['idempotency-key']));
+      const outcome = await app.services.marketCalls.catalogue(request.principal!, rawQuery(request), request.headers['idempotency-key']);
+      if (outcome.kind !== 'found') return answerMarketCall(reply, outcome);
+      // The lots are the store's JSON text: the body is written here, not by the route's serialiser
+      // (cataloguePageJson keeps to the 200 schema above, which still documents the answer).
+      reply.header('content-type', 'application/json; charset=utf-8');
+      return answerMarketCall(reply, { ...outcome, body: cataloguePageJson(outcome.body) });
     },
   );
 };

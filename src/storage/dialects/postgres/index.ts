@@ -16,7 +16,7 @@ import { insertAttemptsPostgres } from './auth-attempts.ts';
 import { BatchedReads } from './batched-reads.ts';
 import { isPostgresUniqueViolation, openPostgres } from './connection.ts';
 import { runPooled } from './direct-statements.ts';
-import { lotsJsonByVinsPostgres } from './lot-json.ts';
+import { lotJsonOfRowPostgres, lotsJsonByVinsPostgres } from './lot-json.ts';
 import { lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
 import { upsertLotsPostgres } from './lots-upsert.ts';
@@ -68,6 +68,7 @@ export class PostgresStorageDialect implements StorageDialect {
 
   /** The lots of the VINs asked for in one turn of the event loop, in one statement. */
   readonly catalogueYear = catalogueYearPostgres;
+  readonly lotJson = lotJsonOfRowPostgres;
 
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]> {
     const jsonByVins = new PreparedQuery(kysely, ['vins'], (p: { vins: string[] }) => lotsJsonByVinsPostgres(kysely, p.vins));

@@ -1,9 +1,15 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { LOT_FIELDS } from '../../../domain/lot.ts';
 import type { Database } from '../../schema.ts';
 
-/** The select list of a lot's JSON (row_to_json of a subselect over `l`), in LOT_FIELDS order. */
-export const COLUMNS = LOT_FIELDS.map((field) => (field === 'images' ? `l."images"::json as "images"` : `l."${field}"`)).join(', ');
+/** The select list of a lot's JSON (row_to_json of a subselect over `table`), in LOT_FIELDS order. */
+const lotJsonColumns = (table: string) => LOT_FIELDS.map((field) => (field === 'images' ? `${table}."images"::json as "images"` : `${table}."${field}"`)).join(', ');
+
+/** lotJsonColumns over `l`, the alias of the reads by VIN and of lot history. */
+export const COLUMNS = lotJsonColumns('l');
+
+/** PostgreSQL: a lots row's whole JSON text (LotJson) as one select expression over `lots` (the catalogue's pages: dialect.ts, lotJson). */
+export const lotJsonOfRowPostgres: RawBuilder<string> = sql<string>`(select row_to_json(j)::text from (select ${sql.raw(lotJsonColumns('lots'))}) as j)`;
 
 /**
  * PostgreSQL: the lots of the VINs asked for (the searches of one turn of the event loop share one

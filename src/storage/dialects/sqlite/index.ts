@@ -16,7 +16,7 @@ import { insertAttemptsSqlite } from './auth-attempts.ts';
 import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpointer } from './checkpointer.ts';
 import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
 import { runDirect } from './direct-statements.ts';
-import { lotsJsonByVinSqlite, withImages } from './lot-json.ts';
+import { lotJsonOfRowSqlite, lotsJsonByVinSqlite, withImages } from './lot-json.ts';
 import { lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
 import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
 import { tuneSqliteForBulkLoad, upsertLotsSqlite } from './lots-upsert.ts';
@@ -95,6 +95,7 @@ export class SqliteStorageDialect implements StorageDialect {
   }
 
   readonly catalogueYear = catalogueYearSqlite;
+  readonly lotJson = lotJsonOfRowSqlite;
 
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]> {
     const jsonByVin = new PreparedQuery(kysely, ['vin'], (p: { vin: string }) => lotsJsonByVinSqlite(kysely, p.vin));

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { LOT_FIELDS } from '../../../domain/lot.ts';
 import type { Database } from '../../schema.ts';
 
@@ -31,6 +31,14 @@ export function lotsJsonByVinSqlite(k: Kysely<Database>, vin: string) {
     .select([sql<string>`json_object(${sql.raw(PAIRS)})`.as('lot'), 'images', VERSIONS, 'vin', 'sale_date', 'auction', 'lot_id'])
     .where('vin', '=', vin);
 }
+
+/**
+ * SQLite: a lots row's whole JSON text (LotJson), `images` included, as one select expression over
+ * `lots` (the catalogue's pages: dialect.ts, lotJson). `images` is spliced in as the search's
+ * withImages does, here in SQL: json_object's text ends in the value of the field before `images`
+ * (a string or null, never a `}`), so rtrim takes off exactly its closing brace.
+ */
+export const lotJsonOfRowSqlite: RawBuilder<string> = sql<string>`rtrim(json_object(${sql.raw(lotJsonPairs('lots'))}), '}') || ',"images":' || lots."images" || '}'`;
 
 /** A row of lotsJsonByVinSqlite with its lot's JSON text complete: `images` as its last field. */
 export function withImages<Row extends { lot: string; images: string }>(row: Row): Row {
