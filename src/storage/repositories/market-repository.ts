@@ -4,6 +4,7 @@ import type { Database } from '../schema.ts';
 import type { Lot, LotJson } from '../../domain/lot.ts';
 import type { CatalogueFilter, CataloguePosition, CatalogueSort } from '../../domain/catalogue.ts';
 import { lotFromRow } from '../lot-rows.ts';
+import { PreparedQuery } from '../prepared-query.ts';
 import { SALE_SORT_KEY } from '../migrations/0018-market.ts';
 
 /** A sold lot as the market's figures need it (contract, "Market value"). */
@@ -60,13 +61,25 @@ const FIRST_VIN_CHAR = '0';
 export class MarketRepository {
   constructor(private readonly db: Db) {}
 
+  /** A catalogue page's statement, built and compiled once per shape of its query (pageShape). */
+  private readonly pages = new Map<string, PreparedQuery<PageValues, CataloguePageRow>>();
+
   /**
    * One page of the catalogue in its order, after `after` when given (keyset paging: a lot stored
    * since the last page takes its place in the order and is neither repeated nor makes another be
    * skipped), each lot as its JSON text (the dialect's lotJson) with its position for the next cursor.
    */
   async cataloguePage(filter: CatalogueFilter, sort: CatalogueSort, now: string, after: CataloguePosition | null, limit: number): Promise<{ lot: LotJson; position: CataloguePosition }[]> {
-    const rows = await this.catalogueQuery(filter, sort, now, after, limit).execute();
+    const page = pageShape(filter, sort, now, after, limit);
+    let statement = this.pages.get(page.key);
+    if (statement === undefined) {
+      // The shapes a client can ask for are many (any set of filters): the cache is bounded as marketKey's is.
+      if (this.pages.size >= MAX_PAGE_SHAPES) this.pages.clear();
+      statement = new PreparedQuery(this.db.kysely, Object.keys(page.values), (values: PageValues) => this.pageStatement(page, values));
+      this.pages.set(page.key, statement);
+    }
+    // Through Kysely, not the driver's own prepared statements (PreparedQuery.run), which are kept per SQL text without bound.
+    const rows = await statement.execute(this.db.kysely, page.values);
     return rows.map((row) => ({
       lot: row.lot as LotJson,
       // PostgreSQL answers the price's coalesce as bigint, which its driver gives as text.
@@ -76,15 +89,21 @@ export class MarketRepository {
 
   /** The statement of a catalogue page, apart so that its plan can be checked (test/storage/catalogue-plans.test.ts). */
   catalogueQuery(filter: CatalogueFilter, sort: CatalogueSort, now: string, after: CataloguePosition | null, limit: number) {
-    const order = ORDERS[sort];
+    const page = pageShape(filter, sort, now, after, limit);
+    return this.pageStatement(page, page.values);
+  }
+
+  /** A page's statement over `values`: the page's own, or PreparedQuery's placeholders of them. */
+  private pageStatement(page: PageShape, values: PageValues) {
+    const order = ORDERS[page.sort];
     return this.db.kysely
       .selectFrom('lots')
       .select([this.db.dialect.lotJson.as('lot'), order.value.as('sort_value'), 'auction', 'lot_id'])
-      .where((eb) => eb.and([...filterConditions(eb, filter, now, this.db.dialect.catalogueYear), ...(after ? afterConditions(eb, order, after) : [])]))
+      .where((eb) => eb.and([...filterConditions(eb, page, values, this.db.dialect.catalogueYear), ...(values.afterValue !== undefined ? afterConditions(eb, order, values) : [])]))
       .orderBy(order.value, order.direction)
       .orderBy('auction', 'asc')
       .orderBy('lot_id', 'desc')
-      .limit(limit);
+      .limit(values.limit as number);
   }
 
   /** Sold lots of one make and model, years and sale dates in range, priced above 0: a range of lots_market_idx, which covers them (0023). */
@@ -135,50 +154,95 @@ export class MarketRepository {
 
 type Where = Expression<SqlBool>;
 
-function filterConditions(eb: ExpressionBuilder<Database, 'lots'>, filter: CatalogueFilter, now: string, year: RawBuilder<number>): Where[] {
-  const where: Where[] = [];
-  if (filter.makeKey !== null) where.push(eb('make_key', '=', filter.makeKey));
-  if (filter.modelKey !== null) where.push(eb('model_key', '=', filter.modelKey));
-  if (filter.damageKey !== null) where.push(eb('damage_key', '=', filter.damageKey));
-  if (filter.document !== null) where.push(eb(eb.fn('lower', ['document']), '=', filter.document));
-  if (filter.auction !== null) where.push(eb('auction', '=', filter.auction));
-  // As each planner reads the make's sale-date index in order (dialects/*/catalogue-order.ts).
-  if (filter.yearMin !== null) where.push(eb(year, '>=', filter.yearMin));
-  if (filter.yearMax !== null) where.push(eb(year, '<=', filter.yearMax));
-  if (filter.odometerMax !== null) where.push(eb('odometer', '<=', filter.odometerMax));
-  if (filter.priceMin !== null) where.push(eb('price', '>=', filter.priceMin));
-  if (filter.priceMax !== null) where.push(eb('price', '<=', filter.priceMax));
-  if (filter.saleFrom !== null) where.push(eb('sale_date', '>=', filter.saleFrom));
-  if (filter.saleTo !== null) where.push(eb('sale_date', '<=', filter.saleTo));
-  // The sale-date sort key, where a lot without a date is the latest: both states are one range of it.
-  if (filter.status === 'upcoming') where.push(eb(sql<string>`${SALE_SORT_KEY}`, '>', now));
-  if (filter.status === 'sold') where.push(eb(sql<string>`${SALE_SORT_KEY}`, '<=', now));
-  if (filter.locationZip !== null) where.push(eb('location_zip', '=', filter.locationZip));
+/** The most catalogue statements a repository keeps compiled. */
+const MAX_PAGE_SHAPES = 256;
+
+interface CataloguePageRow {
+  lot: string;
+  sort_value: string | number;
+  auction: string;
+  lot_id: number;
+}
+
+/**
+ * The values a page's statement binds, by name, only those its query gives: each filter, the
+ * masked VIN's bounds, `now` of a status, the cursor's position and the limit.
+ */
+type PageValues = Record<string, string | number>;
+
+/** What a page's statement is written from besides its values; `key` names the statement. */
+interface PageShape {
+  key: string;
+  sort: CatalogueSort;
+  status: CatalogueFilter['status'];
+  /** A masked VIN's count of known characters (its statement compares that many), else null. */
+  maskedLength: number | null;
+  values: PageValues;
+}
+
+function pageShape(filter: CatalogueFilter, sort: CatalogueSort, now: string, after: CataloguePosition | null, limit: number): PageShape {
+  const values: PageValues = {};
+  const given = { make: filter.makeKey, model: filter.modelKey, damage: filter.damageKey, document: filter.document, auction: filter.auction, yearMin: filter.yearMin,
+    yearMax: filter.yearMax, odometerMax: filter.odometerMax, priceMin: filter.priceMin, priceMax: filter.priceMax, saleFrom: filter.saleFrom, saleTo: filter.saleTo, zip: filter.locationZip };
+  for (const [name, value] of Object.entries(given)) if (value !== null) values[name] = value;
+  if (filter.status !== null) values.now = now;
   const vin = filter.vin;
-  if (vin?.kind === 'whole') where.push(eb('vin', '=', vin.vin));
+  if (vin?.kind === 'whole') values.vin = vin.vin;
   if (vin?.kind === 'masked') {
-    // A range of lots_vin_idx (every VIN of these known characters lies between the two bounds),
-    // and the known characters compared themselves, whatever the database's collation.
+    // A range of lots_vin_idx (every VIN of these known characters lies between the two bounds).
     const rest = 17 - vin.prefix.length;
-    where.push(eb('vin', '>=', vin.prefix + FIRST_VIN_CHAR.repeat(rest)));
-    where.push(eb('vin', '<=', vin.prefix + LAST_VIN_CHAR.repeat(rest)));
-    where.push(eb(eb.fn('substr', ['vin', sql.lit(1), sql.lit(vin.prefix.length)]), '=', vin.prefix));
+    values.vinLow = vin.prefix + FIRST_VIN_CHAR.repeat(rest);
+    values.vinHigh = vin.prefix + LAST_VIN_CHAR.repeat(rest);
+    values.vinPrefix = vin.prefix;
+  }
+  if (after !== null) Object.assign(values, { afterValue: after.value, afterAuction: after.auction, afterLotId: after.lotId });
+  values.limit = limit;
+  const maskedLength = vin?.kind === 'masked' ? vin.prefix.length : null;
+  return { key: `${sort};${filter.status};${maskedLength};${Object.keys(values).join(',')}`, sort, status: filter.status, maskedLength, values };
+}
+
+function filterConditions(eb: ExpressionBuilder<Database, 'lots'>, page: PageShape, v: PageValues, year: RawBuilder<number>): Where[] {
+  const where: Where[] = [];
+  if (v.make !== undefined) where.push(eb('make_key', '=', v.make as string));
+  if (v.model !== undefined) where.push(eb('model_key', '=', v.model as string));
+  if (v.damage !== undefined) where.push(eb('damage_key', '=', v.damage as string));
+  if (v.document !== undefined) where.push(eb(eb.fn('lower', ['document']), '=', v.document));
+  if (v.auction !== undefined) where.push(eb('auction', '=', v.auction as string));
+  // As each planner reads the make's sale-date index in order (dialects/*/catalogue-order.ts).
+  if (v.yearMin !== undefined) where.push(eb(year, '>=', v.yearMin as number));
+  if (v.yearMax !== undefined) where.push(eb(year, '<=', v.yearMax as number));
+  if (v.odometerMax !== undefined) where.push(eb('odometer', '<=', v.odometerMax as number));
+  if (v.priceMin !== undefined) where.push(eb('price', '>=', v.priceMin as number));
+  if (v.priceMax !== undefined) where.push(eb('price', '<=', v.priceMax as number));
+  if (v.saleFrom !== undefined) where.push(eb('sale_date', '>=', v.saleFrom as string));
+  if (v.saleTo !== undefined) where.push(eb('sale_date', '<=', v.saleTo as string));
+  // The sale-date sort key, where a lot without a date is the latest: both states are one range of it.
+  if (page.status === 'upcoming') where.push(eb(sql<string>`${SALE_SORT_KEY}`, '>', v.now as string));
+  if (page.status === 'sold') where.push(eb(sql<string>`${SALE_SORT_KEY}`, '<=', v.now as string));
+  if (v.zip !== undefined) where.push(eb('location_zip', '=', v.zip as string));
+  if (v.vin !== undefined) where.push(eb('vin', '=', v.vin as string));
+  if (page.maskedLength !== null) {
+    // The bounds are the index's range; the known characters are compared themselves, whatever the database's collation.
+    where.push(eb('vin', '>=', v.vinLow as string));
+    where.push(eb('vin', '<=', v.vinHigh as string));
+    where.push(eb(eb.fn('substr', ['vin', sql.lit(1), sql.lit(page.maskedLength)]), '=', v.vinPrefix as string));
   }
   return where;
 }
 
 /** After a position in an order: a later sort value, or the same one and a later tie (auction ascending, lot id descending). */
-function afterConditions(eb: ExpressionBuilder<Database, 'lots'>, order: (typeof ORDERS)[CatalogueSort], after: CataloguePosition): Where[] {
+function afterConditions(eb: ExpressionBuilder<Database, 'lots'>, order: (typeof ORDERS)[CatalogueSort], v: PageValues): Where[] {
   const later = order.direction === 'asc' ? '>' : '<';
   const reached = order.direction === 'asc' ? '>=' : '<=';
+  const value = v.afterValue!;
   return [
     // The range the index seeks to; the OR below then drops the ties already shown.
-    eb(order.value, reached, after.value),
+    eb(order.value, reached, value),
     eb.or([
-      eb(order.value, later, after.value),
+      eb(order.value, later, value),
       eb.and([
-        eb(order.value, '=', after.value),
-        eb.or([eb('auction', '>', after.auction), eb.and([eb('auction', '=', after.auction), eb('lot_id', '<', after.lotId)])]),
+        eb(order.value, '=', value),
+        eb.or([eb('auction', '>', v.afterAuction as string), eb.and([eb('auction', '=', v.afterAuction as string), eb('lot_id', '<', v.afterLotId as number)])]),
       ]),
     ]),
   ];
