@@ -7,7 +7,7 @@
  * Runs alternate (import, feed, import, feed) so that a busy machine weighs on both alike.
  * See docs/benchmarks.md.
  */
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -73,6 +73,50 @@ function cpuSeconds(): { loop: number; process: number } | null {
   }
 }
 
+/**
+ * CPU seconds of each of the process's threads over a pull (Linux: /proc/self/task), sampled every
+ * 100 ms because the pull's threads end with it (their last 100 ms at most go uncounted). Only
+ * over the pulls with no search running: reading /proc on the event loop would add to the
+ * latencies measured. Each thread's niceness shows whether the pull's threads run in the background.
+ */
+function threadCpu(): { stop: () => string } | null {
+  const read = () => {
+    const threads = new Map<number, { seconds: number; nice: number }>();
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        threads.set(Number(tid), { seconds: (Number(fields[11]) + Number(fields[12])) / 100, nice: Number(fields[16]) });
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+    return threads;
+  };
+  try {
+    const before = read();
+    const last = new Map(before);
+    const timer = setInterval(() => read().forEach((value, tid) => last.set(tid, value)), 100);
+    return {
+      stop: () => {
+        clearInterval(timer);
+        read().forEach((value, tid) => last.set(tid, value));
+        const parts: string[] = [];
+        let others = 0;
+        for (const [tid, now] of last) {
+          const used = now.seconds - (before.get(tid)?.seconds ?? 0);
+          if (tid === process.pid) parts.unshift(`loop ${used.toFixed(1)}`);
+          else if (!before.has(tid) && used >= 0.05) parts.push(`new thread ${used.toFixed(1)} (nice ${now.nice})`);
+          else others += used;
+        }
+        return `${parts.join(', ')}, other threads ${others.toFixed(1)} CPU s`;
+      },
+    };
+  } catch {
+    return null;
+  }
+}
+
 /** The pulls' batches by how long each held the write lock (vinhistory_feed_batch_write_seconds), as a line. */
 async function batchLock(services: Container): Promise<string> {
   const { values } = await services.metrics.feedBatchWrite.get();
@@ -117,6 +161,7 @@ async function main(): Promise<void> {
   const importRates: number[] = [];
   const feedRates: number[] = [];
   const loopShares: string[] = [];
+  const threadShares: string[] = [];
   let searchDb: { db: Db; services: Container; close: () => Promise<void> } | null = null;
   try {
     for (let round = 0; round < rounds; round++) {
@@ -132,9 +177,11 @@ async function main(): Promise<void> {
       await pulled.services.feeds.add({ name: 'bench', url, format: 'copart-csv' });
       started = performance.now();
       const cpuBefore = cpuSeconds();
+      const threads = threadCpu();
       const run = await pulled.services.feeds.runNow('bench', false);
       const feedSeconds = (performance.now() - started) / 1000;
       const cpuAfter = cpuSeconds();
+      if (threads) threadShares.push(threads.stop());
       if (cpuBefore && cpuAfter) {
         const loop = cpuAfter.loop - cpuBefore.loop;
         const all = cpuAfter.process - cpuBefore.process;
@@ -194,6 +241,7 @@ async function main(): Promise<void> {
       `feed pull (download, checks, import; batch ${feedBatch}): ${feedRates.map((r) => int.format(r)).join(', ')} lots/s`,
       `feed / import (best of each): ${ratio.toFixed(2)} (target >= 0.8)`,
       `event loop thread's CPU during each pull (download, checks, import; the whole process's beside it): ${loopShares.join('; ') || 'not measured (no /proc)'}`,
+      `threads' CPU during each pull with no search: ${threadShares.join('; ') || 'not measured (no /proc)'}`,
       `search, idle:           ${idle.count} searches, p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms; event loop delay p99 ${idle.loopP99.toFixed(1)} ms, max ${idle.loopMax.toFixed(1)} ms`,
       `search, during a pull:  ${during.count} searches, p50 ${during.p50.toFixed(2)} ms, p99 ${during.p99.toFixed(2)} ms; event loop delay p99 ${during.loopP99.toFixed(1)} ms, max ${during.loopMax.toFixed(1)} ms (the pull: ${second.kind === 'done' ? second.result.status : second.kind}, ${pullSeconds.toFixed(1)} s)`,
       `search, idle after:     ${after.count} searches, p50 ${after.p50.toFixed(2)} ms, p99 ${after.p99.toFixed(2)} ms; event loop delay p99 ${after.loopP99.toFixed(1)} ms, max ${after.loopMax.toFixed(1)} ms`,
