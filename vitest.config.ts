@@ -64,6 +64,7 @@ const SYSTEM = [
   'test/limits/rate/redis-rate-limiter.test.ts',
   'test/media/archiver-shared.test.ts',
   'test/storage/dialects/postgres/commits.test.ts',
+  'test/storage/dialects/postgres/connection.test.ts',
   'test/storage/dialects/postgres/search-commit.test.ts',
   'test/webhooks/concurrent-workers.test.ts',
   // Several instances of the service on PostgreSQL and Redis.

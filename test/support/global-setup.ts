@@ -15,9 +15,10 @@ declare module 'vitest' {
  * Fails the run at once when CI expects PostgreSQL and cannot have it, instead of letting the
  * PostgreSQL suites skip or time out one by one.
  *
- * Test schemas are dropped here, after every file has finished, not by each file: Kysely's
- * migrator introspects all schemas (has_schema_privilege on each), and that query fails when
- * another file drops its schema at the same moment.
+ * Test schemas are dropped here, after every file has finished, not by each file: a file's
+ * connections may still be closing when it ends. (Kysely's own introspection, which read every
+ * schema and failed when another was dropped during the read, is replaced by one of the current
+ * schema: dialects/postgres/connection.ts.)
  *
  * The app and system projects run it (vitest.config.ts); the unit project needs neither server.
  * The rebuild of dist/ for the CLIs is build-setup.ts, the system project's alone.
@@ -76,10 +77,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
 /**
  * Drops the schemas a run left behind when it was killed before its teardown (Ctrl-C, a timeout,
- * kill -9): Kysely's migrator introspects every table of every schema on each migration, so each
- * schema left over makes every later PostgreSQL test slower (195 of them, 7,268 tables, made each
- * CLI command on PostgreSQL take about a second). A run whose process is still alive keeps its
- * schemas: dropping them under it would fail its migrations (see above).
+ * kill -9): they hold no one's data, and they weigh on the server's catalogue (195 of them, 7,268
+ * tables, made each CLI command on PostgreSQL take about a second while the migrator's
+ * introspection still read every schema). A run whose process is still alive keeps its schemas:
+ * dropping them would pull its tables from under its running files.
  */
 async function dropSchemasOfEndedRuns(client: pg.Client): Promise<void> {
   const { rows } = await client.query<{ nspname: string }>(`select nspname from pg_namespace where nspname ~ '^test_p[0-9]+_'`);
