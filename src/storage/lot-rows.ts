@@ -85,6 +85,29 @@ export function rowParams(lot: Lot, now: string, source: string): unknown[] {
 }
 
 /**
+ * The columns a change of these fields writes in a lots row, and their values from the lot after the
+ * change: each field's own column, a market key beside its source value (0018), and the moment in
+ * `updated_at` and `last_seen_at`, as the upsert's DO UPDATE writes them. `fields` in LOT_FIELDS
+ * order (lotChanges' order), so that one set of fields always makes the same statement.
+ */
+export function changedColumns(fields: readonly string[], lot: Lot, now: string): { columns: string[]; values: unknown[] } {
+  const columns: string[] = [];
+  const values: unknown[] = [];
+  for (const field of fields) {
+    columns.push(field);
+    values.push(field === 'images' ? JSON.stringify(lot.images) : lot[field as keyof Lot]);
+  }
+  for (const [column, field] of KEYED) {
+    if (!fields.includes(field)) continue;
+    columns.push(column);
+    values.push(marketKey(lot[field]));
+  }
+  columns.push('updated_at', 'last_seen_at');
+  values.push(now, now);
+  return { columns, values };
+}
+
+/**
  * `INSERT ... ON CONFLICT (auction, lot_id) DO UPDATE` carrying mergeLot's rule: each field takes
  * the incoming value unless that is null (images: unless it is the empty list), and the update
  * happens only when some field really changes (the WHERE), so an unchanged lot is not written at

@@ -98,6 +98,20 @@ export interface StoredLotJson {
   left_listing_at: string | null;
 }
 
+/**
+ * A lot stored before an import batch that the batch's lines change (lot-versions.ts, planBatch):
+ * the lines that change it, in order, and the lot as they leave it with the fields it changes.
+ */
+export interface LotUpdate {
+  auction: string;
+  lot_id: number;
+  lines: readonly Lot[];
+  /** The lot after its lines, under the merge rule (lot-rows.ts, mergeLot). */
+  merged: Lot;
+  /** The fields whose value the lines change, in LOT_FIELDS order: none when they put back what was stored. */
+  fields: readonly string[];
+}
+
 export interface StorageDialect extends DirectStatements {
   /** For logs, health and tests: never for a branch (docs/architecture.md). */
   readonly name: DialectName;
@@ -139,6 +153,12 @@ export interface StorageDialect extends DirectStatements {
    * order. `source` is stored with a lot it inserts (what first brought it).
    */
   upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]>;
+  /**
+   * Writes what a batch's lines change in lots it read before its upsert (in its transaction, as
+   * the upsert would find them), each row's sighting with it: the same rows as upsertLots of the
+   * lines would leave.
+   */
+  updateLots(kysely: Kysely<Database>, updates: readonly LotUpdate[], at: string, source: string): Promise<void>;
   /** Settings of this connection for loading lots in bulk (the import and seed commands). */
   tuneForBulkLoad(kysely: Kysely<Database>): Promise<void>;
 

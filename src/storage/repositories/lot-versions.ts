@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { LISTING_FIELD, lotChanges, type LotChanges } from '../../domain/lot-history.ts';
 import type { LotRef } from '../../domain/lot-ref.ts';
 import { LOT_FIELDS, lotJson, type Lot } from '../../domain/lot.ts';
-import type { StoredLotJson } from '../dialects/dialect.ts';
+import type { LotUpdate, StoredLotJson } from '../dialects/dialect.ts';
 import { mergeLot } from '../lot-rows.ts';
 import type { Database } from '../schema.ts';
 
@@ -60,6 +60,8 @@ interface StoredState {
   original: Lot | null;
   /** The lot after the lines so far (the stored one until a line changes it). */
   lot: Lot | null;
+  /** The lines that change it, in order. */
+  lines: Lot[];
   written: boolean;
   filled: boolean;
 }
@@ -77,6 +79,10 @@ export interface BatchPlan extends BatchHistory {
    * find nothing to write.
    */
   write: boolean[];
+  /** Per line, in order: its lot was stored before the batch (a line that writes it updates it). */
+  known: boolean[];
+  /** The lots stored before the batch that its lines change, with what they change (dialect.ts, LotUpdate). */
+  updates: LotUpdate[];
 }
 
 /**
@@ -98,11 +104,15 @@ export function planBatch(
   source: string,
 ): BatchPlan {
   const states = new Map<string, StoredState>();
-  for (const row of before) states.set(lotKey(row.auction, row.lot_id), { row, original: null, lot: null, written: false, filled: false });
+  for (const row of before) states.set(lotKey(row.auction, row.lot_id), { row, original: null, lot: null, lines: [], written: false, filled: false });
   const write = new Array<boolean>(lots.length);
+  const known = new Array<boolean>(lots.length);
+  // In the order of their first changing line, so that concurrent imports of one file lock rows in one order (PostgreSQL).
+  const changing: StoredState[] = [];
   for (let i = 0; i < lots.length; i++) {
     const line = lots[i]!;
     const state = states.get(lotKey(line.auction, line.lot_id));
+    known[i] = state !== undefined;
     if (!state) {
       write[i] = true;
       continue;
@@ -111,13 +121,23 @@ export function planBatch(
       write[i] = false;
       continue;
     }
-    const merged = mergeLot(parsed(state), plainLot(line));
+    const plain = plainLot(line);
+    const merged = mergeLot(parsed(state), plain);
     write[i] = merged !== null;
     if (merged) {
+      if (!state.written) changing.push(state);
       state.lot = merged;
+      state.lines.push(plain);
       state.written = true;
     }
   }
+  const updates: LotUpdate[] = changing.map(({ row, original, lot, lines }) => ({
+    auction: row.auction,
+    lot_id: row.lot_id,
+    lines,
+    merged: lot!,
+    fields: Object.keys(lotChanges(original!, lot!)),
+  }));
   for (const line of lots) {
     const { derived } = line;
     const state = derived && states.get(lotKey(line.auction, line.lot_id));
@@ -144,7 +164,7 @@ export function planBatch(
     if (row.left_listing_at !== null) touched.push({ auction: row.auction, lotId: row.lot_id });
     else if (!written) sighted.push({ auction: row.auction, lotId: row.lot_id });
   }
-  return { versions, touched, sighted, write };
+  return { versions, touched, sighted, write, known, updates };
 }
 
 /** 500 rows a statement: five parameters each stays far below either database's limit. */

@@ -6,7 +6,7 @@ import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../.
 import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { normaliseSource } from '../../domain/lot-history.ts';
-import { appendVersions, batchKeys, planBatch } from './lot-versions.ts';
+import { appendVersions, batchKeys, planBatch, type BatchPlan } from './lot-versions.ts';
 import type { AfterLotsWritten, LotsTransaction, LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
 import { WatchesRepository } from './watches-repository.ts';
@@ -148,7 +148,7 @@ export class LotsRepository {
       }
       const before = await this.db.dialect.storedLotsByKey(kysely, batchKeys(lots));
       const plan = planBatch(before, lots, DERIVABLE, at, source);
-      const statuses = await this.upsertLines(kysely, lots, plan.write, at, source);
+      const statuses = await this.writeLines(kysely, lots, plan, at, source);
       await fillDerived(kysely, lots, statuses, at);
       await appendVersions(kysely, plan.versions);
       await this.db.dialect.touchLots(kysely, plan.touched, at);
@@ -165,18 +165,25 @@ export class LotsRepository {
   }
 
   /**
-   * Upserts the lines the plan says change something; the others are unchanged without a
+   * Writes the lines the plan says change something; the others are unchanged without a
    * statement: their upsert would have found nothing to write (its WHERE), after probing the
-   * primary key and, on PostgreSQL, locking the row again (docs/decisions.md, "Re-imports").
+   * primary key and, on PostgreSQL, locking the row again (docs/decisions.md, "Re-imports"). Lines
+   * of lots not stored before go through the upsert; lots stored before get what their lines
+   * change (the dialect's updateLots), and each of those lines updated them.
    */
-  private async upsertLines(kysely: Kysely<Database>, lots: readonly IncomingLot[], write: readonly boolean[], at: string, source: string): Promise<LotUpsertStatus[]> {
-    const chosen: number[] = [];
-    for (let i = 0; i < lots.length; i++) if (write[i]) chosen.push(i);
-    if (chosen.length === lots.length) return this.db.dialect.upsertLots(kysely, lots, at, source);
+  private async writeLines(kysely: Kysely<Database>, lots: readonly IncomingLot[], plan: BatchPlan, at: string, source: string): Promise<LotUpsertStatus[]> {
     const statuses = new Array<LotUpsertStatus>(lots.length).fill('unchanged');
-    if (chosen.length === 0) return statuses;
-    const written = await this.db.dialect.upsertLots(kysely, chosen.map((i) => lots[i]!), at, source);
-    for (let j = 0; j < chosen.length; j++) statuses[chosen[j]!] = written[j]!;
+    const fresh: number[] = [];
+    for (let i = 0; i < lots.length; i++) {
+      if (!plan.write[i]) continue;
+      if (plan.known[i]) statuses[i] = 'updated';
+      else fresh.push(i);
+    }
+    if (fresh.length > 0) {
+      const written = await this.db.dialect.upsertLots(kysely, fresh.length === lots.length ? lots : fresh.map((i) => lots[i]!), at, source);
+      for (let j = 0; j < fresh.length; j++) statuses[fresh[j]!] = written[j]!;
+    }
+    await this.db.dialect.updateLots(kysely, plan.updates, at, source);
     return statuses;
   }
 }

@@ -4,6 +4,7 @@ import { LOT_FIELDS } from '../../../src/domain/lot.ts';
 import { Prng } from '../../../src/dev/seed/prng.ts';
 import { LotsRepository } from '../../../src/storage/repositories/lots-repository.ts';
 import { mergeLot } from '../../../src/storage/lot-rows.ts';
+import { marketKey } from '../../../src/domain/market-key.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
 import { makeLot, validVin } from '../../support/fixtures.ts';
 
@@ -69,6 +70,16 @@ describe.each(DIALECTS)('LotsRepository.upsertBatch in SQL (%s)', (dialect) => {
       const want = expected[i] ?? pair.stored;
       const found = (await t.repos.lots.findByVin(want.vin)).find((lot) => lot.auction === want.auction && lot.lot_id === want.lot_id);
       expect(found, `pair ${i}`).toEqual(want);
+    }
+    // The market keys (0018) follow their source values whichever way a changed row is written.
+    const rows = await t.db.kysely
+      .selectFrom('lots')
+      .select(['lot_id', 'brand', 'model', 'primary_damage', 'make_key', 'model_key', 'damage_key'])
+      .where('lot_id', 'in', pairs.map((pair) => pair.stored.lot_id))
+      .execute();
+    expect(rows).toHaveLength(pairs.length);
+    for (const row of rows) {
+      expect([row.make_key, row.model_key, row.damage_key], `lot ${row.lot_id}`).toEqual([marketKey(row.brand), marketKey(row.model), marketKey(row.primary_damage)]);
     }
   });
 

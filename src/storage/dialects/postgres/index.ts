@@ -10,7 +10,7 @@ import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesPostgres } from './batch-claims.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountPostgres } from './account-lock.ts';
 import { insertAttemptsPostgres } from './auth-attempts.ts';
 import { BatchedReads } from './batched-reads.ts';
@@ -19,7 +19,7 @@ import { runPooled } from './direct-statements.ts';
 import { lotJsonOfRowPostgres, lotsJsonByVinsPostgres } from './lot-json.ts';
 import { lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
-import { upsertLotsPostgres } from './lots-upsert.ts';
+import { updateLotsPostgres, upsertLotsPostgres } from './lots-upsert.ts';
 import { claimMailPostgres } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
 import { PostgresSearchCommit } from './search-commit.ts';
@@ -79,6 +79,10 @@ export class PostgresStorageDialect implements StorageDialect {
 
   upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]> {
     return upsertLotsPostgres(kysely, lots, at, source);
+  }
+
+  updateLots(kysely: Kysely<Database>, updates: readonly LotUpdate[], at: string, source: string): Promise<void> {
+    return updateLotsPostgres(kysely, updates, at, source);
   }
 
   // Lot history (lot-history.ts).

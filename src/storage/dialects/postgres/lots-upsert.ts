@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Lot } from '../../../domain/lot.ts';
+import type { LotUpdate } from '../dialect.ts';
 import type { Database } from '../../schema.ts';
 import { rowParams, upsertStatementSql, type LotUpsertStatus } from '../../lot-rows.ts';
 
@@ -49,4 +50,15 @@ export async function upsertLotsPostgres(kysely: Kysely<Database>, lots: readonl
     start = end;
   }
   return statuses;
+}
+
+/**
+ * PostgreSQL: the changing lines go through the multi-row upsert all the same, 500 to a statement:
+ * an UPDATE of only the changed columns, as SQLite's, would be a round trip a lot (or a statement
+ * per set of columns built from a parameter), where SQLite's per-row statement costs no round trip.
+ * The rows were read FOR UPDATE, so the upsert finds them as the plan did.
+ */
+export async function updateLotsPostgres(kysely: Kysely<Database>, updates: readonly LotUpdate[], at: string, source: string): Promise<void> {
+  if (updates.length === 0) return;
+  await upsertLotsPostgres(kysely, updates.flatMap((update) => update.lines), at, source);
 }

@@ -1,7 +1,8 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Lot } from '../../../domain/lot.ts';
 import type { Database } from '../../schema.ts';
-import { rowParams, upsertStatementSql, type LotUpsertStatus } from '../../lot-rows.ts';
+import { changedColumns, rowParams, upsertStatementSql, type LotUpsertStatus } from '../../lot-rows.ts';
+import type { LotUpdate } from '../dialect.ts';
 
 /**
  * WAL pages after which a bulk-loading connection checkpoints (copies the WAL back into the
@@ -57,5 +58,36 @@ export async function upsertLotsSqlite(kysely: Kysely<Database>, lots: readonly 
       } else statuses[i] = 'updated';
     }
     return statuses;
+  });
+}
+
+const updateStatements = new Map<string, string>();
+
+function updateStatement(columns: readonly string[]): string {
+  const key = columns.join(',');
+  let text = updateStatements.get(key);
+  if (text === undefined) {
+    text = `update lots set ${columns.map((column) => `"${column}" = ?`).join(', ')} where "auction" = ? and "lot_id" = ?`;
+    updateStatements.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * SQLite: each changed lot's row gets only the columns its lines change, one prepared statement
+ * per set of columns (a new price: one). The upsert's DO UPDATE sets every column, and SQLite then
+ * rewrites the lot's entry in each of the table's six indexes; an UPDATE of `price` touches only
+ * the one index that holds it: less than half the CPU a changed lot (docs/benchmarks.md,
+ * "Re-imports"). The batch's transaction holds the write lock since its BEGIN IMMEDIATE, so the
+ * rows are as the batch read them and the merge worked out from them is the upsert's.
+ */
+export async function updateLotsSqlite(kysely: Kysely<Database>, updates: readonly LotUpdate[], at: string): Promise<void> {
+  if (updates.length === 0) return;
+  await kysely.getExecutor().provideConnection(async (connection) => {
+    for (const update of updates) {
+      const { columns, values } = changedColumns(update.fields, update.merged, at);
+      values.push(update.auction, update.lot_id);
+      await connection.executeQuery(CompiledQuery.raw(updateStatement(columns), values));
+    }
   });
 }
