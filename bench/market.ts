@@ -45,6 +45,10 @@ const { values } = parseArgs({
     postgres: { type: 'string' },
     schema: { type: 'string' },
     'drain-seconds': { type: 'string', default: '60' },
+    // Only the mixes whose name contains one of these (repeatable): `--mix "market by VIN"`.
+    mix: { type: 'string', multiple: true },
+    // The server under `node --cpu-prof`, its profile written into this directory when it stops.
+    'cpu-prof': { type: 'string' },
     write: { type: 'boolean', default: false },
   },
 });
@@ -121,7 +125,8 @@ async function main(): Promise<void> {
   delete env.REDIS_URL;
   if (postgres !== null) env.DATABASE_URL = postgres.databaseUrl;
   const startServer = async () => {
-    const child = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
+    const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(values['cpu-prof'])];
+    const child = Child.start('the server', [...profile, 'bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
     await waitUntilReady(child, `${baseUrl}/healthz`);
     return child;
   };
@@ -181,11 +186,22 @@ async function main(): Promise<void> {
     const rows: string[] = [];
     const drains: string[] = [];
     const figures: Record<string, { closed: number; p99: LatencySummary }> = {};
-    for (const [name, path] of Object.entries(mixes)) {
+    const chosen = Object.entries(mixes).filter(([name]) => values.mix === undefined || values.mix.some((part) => name.includes(part)));
+    if (chosen.length === 0) throw new Error(`no mix matches --mix ${values.mix!.join(', ')}`);
+    for (const [name, path] of chosen) {
       const drained = await drain();
       drains.push(`${name}: ${drained}`);
       log(`${name}: the server answers promptly (${drained}); closed load, ${settings.connections} connections, ${settings.duration} s`);
-      const closed = await measureThroughput({ url: baseUrl, connections: settings.connections, durationSeconds: settings.duration, warmupSeconds: settings.warmup, path, headers });
+      // The server's CPU over the measured closed run: per request, it does not depend on what else shares the machine's cores.
+      let cpuAtStart: number | null = null;
+      const closed = await measureThroughput({
+        url: baseUrl, connections: settings.connections, durationSeconds: settings.duration, warmupSeconds: settings.warmup, path, headers,
+        onMeasuredRunStart: async () => {
+          cpuAtStart = await server.cpuSeconds();
+        },
+      });
+      const cpuAtEnd = await server.cpuSeconds();
+      const cpuPerRequest = cpuAtStart === null || cpuAtEnd === null || closed.total === 0 ? null : ((cpuAtEnd - cpuAtStart) / closed.total) * 1e6;
       log(`${name}: ${settings.rate} requests/s, ${settings.duration} s`);
       // The closed load saturates the server by design: the fixed rate starts from an empty queue.
       const drainedAgain = await drain();
@@ -194,22 +210,21 @@ async function main(): Promise<void> {
       const bad = closed.non2xx + closed.errors + paced.non2xx + paced.errors;
       figures[name] = { closed: closed.requestsPerSecond, p99: paced.latency };
       rows.push(
-        `| ${name} | ${int.format(closed.requestsPerSecond)} | ${ms(closed.latency.p50)} / ${ms(closed.latency.p99)} | ${ms(paced.latency.p50)} / ${ms(paced.latency.p99)} / ${ms(paced.latency.max)} | ${bad === 0 ? 'none' : `${bad} (${JSON.stringify({ ...closed.statusCodes, ...paced.statusCodes })})`} |`,
+        `| ${name} | ${int.format(closed.requestsPerSecond)} | ${cpuPerRequest === null ? 'n/a' : `${int.format(cpuPerRequest)} µs`} | ${ms(closed.latency.p50)} / ${ms(closed.latency.p99)} | ${ms(paced.latency.p50)} / ${ms(paced.latency.p99)} / ${ms(paced.latency.max)} | ${bad === 0 ? 'none' : `${bad} (${JSON.stringify({ ...closed.statusCodes, ...paced.statusCodes })})`} |`,
       );
     }
-    const search = figures['GET /api/v1/search (by VIN)']!.closed;
+    const search = figures['GET /api/v1/search (by VIN)']?.closed ?? Number.NaN;
     const ratios = Object.entries(figures)
       .filter(([name]) => name.startsWith('catalogue'))
       .map(([name, figure]) => `${name}: ${(figure.closed / search).toFixed(2)}`);
     const markdown = [
       `Command: \`npm run bench:market -- ${process.argv.slice(2).join(' ')}\`; ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) of ${int.format(vins.length)} VINs on ${postgres === null ? 'SQLite' : 'PostgreSQL'}${loadSeconds === null ? '' : `, loaded in ${loadSeconds.toFixed(0)} s`}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}. Measured while the machine was shared; to be re-run quiet.`,
       '',
-      `| query | closed load, req/s (${settings.connections} connections) | closed p50 / p99 ms | at ${settings.rate} req/s: p50 / p99 / max ms | errors |`,
-      '|---|---|---|---|---|',
+      `| query | closed load, req/s (${settings.connections} connections) | server CPU per request (closed load) | closed p50 / p99 ms | at ${settings.rate} req/s: p50 / p99 / max ms | errors |`,
+      '|---|---|---|---|---|---|',
       ...rows,
       '',
-      `Catalogue throughput against the search's in the same run: ${ratios.join('; ')}.`,
-      '',
+      ...(Number.isNaN(search) || ratios.length === 0 ? [] : [`Catalogue throughput against the search's in the same run: ${ratios.join('; ')}.`, '']),
       `Waited before each mix until the server answered three probes within 20 ms: ${drains.join('; ')}.`,
     ].join('\n');
     process.stdout.write(`\n${markdown}\n`);
