@@ -1,9 +1,9 @@
-import type { Lot } from '../domain/lot.ts';
+import { compareLotsNewestFirst, type Lot } from '../domain/lot.ts';
 import type { MarketOptions, MarketSubject, MarketValue } from '../domain/market.ts';
 import { marketKey } from '../domain/market-key.ts';
-import type { ComparableFigures } from '../storage/repositories/market-repository.ts';
+import type { ComparableSale } from '../storage/repositories/market-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
-import { percentileOf, roundHalfUp, shareMedian } from './statistics.ts';
+import { medianPrice, priceFigures, shareOfRetailMedian } from './statistics.ts';
 
 /** What decoding a VIN tells of its vehicle; null fields are unknown. */
 export interface DecodedVehicle {
@@ -49,24 +49,30 @@ export class MarketService {
     const makeKey = marketKey(vehicle.make);
     const modelKey = marketKey(vehicle.model);
     const damageKey = options.primaryDamage === null ? null : marketKey(options.primaryDamage);
-    const figures =
+    const sales =
       makeKey === null || modelKey === null || (options.primaryDamage !== null && damageKey === null)
-        ? null
-        : await this.options.repos.market.comparableFigures(
-            { makeKey, modelKey, yearMin: vehicle.year - 1, yearMax: vehicle.year + 1, from: window.from, to: window.to, damageKey, excludeVin: vehicle.vin },
-            { year: vehicle.year, odometer: vehicle.odometer, limit: CLOSEST },
-          );
+        ? []
+        : await this.options.repos.market.comparables({
+            makeKey,
+            modelKey,
+            yearMin: vehicle.year - 1,
+            yearMax: vehicle.year + 1,
+            from: window.from,
+            to: window.to,
+            damageKey,
+            excludeVin: vehicle.vin,
+          });
     return {
       vehicle: { make: vehicle.make, model: vehicle.model, year: vehicle.year },
       window,
       comparables: {
-        count: figures?.count ?? 0,
-        price: priceFiguresOf(figures?.count ?? 0, figures?.prices ?? new Map()),
-        share_of_retail_value: { median: figures === null ? null : shareMedianOf(figures.shares) },
+        count: sales.length,
+        price: priceFigures(sales.map((sale) => sale.price)),
+        share_of_retail_value: { median: shareOfRetailMedian(sales.map((sale) => ({ price: sale.price, retail: sale.retailValue }))) },
       },
-      by_damage: figures === null ? [] : byDamage(figures.damages),
-      by_month: figures === null ? [] : byMonth(figures.months),
-      closest: figures === null ? [] : await this.closestLots(figures.closest),
+      by_damage: byDamage(sales),
+      by_month: byMonth(sales),
+      closest: await this.closestLots(sales, vehicle),
     };
   }
 
@@ -91,8 +97,9 @@ export class MarketService {
     return { make, model, year, odometer: newest('odometer'), vin: subject.vin };
   }
 
-  /** The closest sales as lots, in their order (same year first, then nearest odometer to the vehicle's, then newest sale). */
-  private async closestLots(chosen: ComparableFigures['closest']): Promise<Lot[]> {
+  /** The closest sales as lots, in their order: same year first, then nearest odometer to the vehicle's, then newest sale. */
+  private async closestLots(sales: ComparableSale[], vehicle: Vehicle): Promise<Lot[]> {
+    const chosen = closestSales(sales, vehicle.year, vehicle.odometer);
     if (chosen.length === 0) return [];
     const byKey = new Map((await this.options.repos.market.lotsByKeys(chosen)).map((lot) => [`${lot.auction}/${lot.lot_id}`, lot]));
     const lots = chosen.flatMap((sale) => byKey.get(`${sale.auction}/${sale.lotId}`) ?? []);
@@ -112,40 +119,60 @@ export function windowOf(asOf: Date, months: number): { from: string; to: string
   return { from: from.toISOString(), to: asOf.toISOString() };
 }
 
-/** Whole-dollar price figures (statistics.ts) from the prices at the ranks they read. */
-function priceFiguresOf(count: number, prices: ReadonlyMap<number, number>): MarketValue['comparables']['price'] {
-  const at = (p: number) => {
-    const value = percentileOf(count, p, (rank) => prices.get(rank)!);
-    return value === null ? null : roundHalfUp(value);
+/** Up to CLOSEST sales: same year first, then nearest odometer to `odometer` (when known; unknown ones after), then newest sale, then auction and lot id. */
+export function closestSales(sales: readonly ComparableSale[], year: number, odometer: number | null): ComparableSale[] {
+  const distance = (sale: ComparableSale) => (odometer === null ? 0 : sale.odometer === null ? Number.POSITIVE_INFINITY : Math.abs(sale.odometer - odometer));
+  const before = (a: ComparableSale, b: ComparableSale) => {
+    const sameYear = Number(b.year === year) - Number(a.year === year);
+    if (sameYear !== 0) return sameYear;
+    const nearer = distance(a) - distance(b);
+    if (nearer !== 0 && !Number.isNaN(nearer)) return nearer;
+    return compareLotsNewestFirst({ sale_date: a.saleDate, auction: a.auction, lot_id: a.lotId }, { sale_date: b.saleDate, auction: b.auction, lot_id: b.lotId });
   };
-  return { min: at(0), p25: at(0.25), median: at(0.5), p75: at(0.75), max: at(1) };
-}
-
-function medianOf(count: number, prices: ReadonlyMap<number, number>): number {
-  return priceFiguresOf(count, prices).median!;
-}
-
-/** The share of retail value's median from its two middle pairs (statistics.ts shareOfRetailMedian); null without a retail value. */
-function shareMedianOf(shares: ComparableFigures['shares']): number | null {
-  if (shares.count === 0) return null;
-  return shareMedian(shares.pairs.get(Math.floor((shares.count - 1) / 2))!, shares.pairs.get(Math.floor(shares.count / 2))!);
+  // The first CLOSEST kept in order as the sales go by (a sale past the last kept costs one
+  // comparison): sorting every comparable to keep ten cost n log n comparisons.
+  const kept: ComparableSale[] = [];
+  for (const sale of sales) {
+    if (kept.length === CLOSEST && before(sale, kept[CLOSEST - 1]!) >= 0) continue;
+    let at = kept.length;
+    while (at > 0 && before(sale, kept[at - 1]!) < 0) at--;
+    kept.splice(at, 0, sale);
+    if (kept.length > CLOSEST) kept.pop();
+  }
+  return kept;
 }
 
 /**
  * Sales by damage (its key), most first, then by name; a group is named by its most frequent
  * spelling. Sales without a damage are in no group.
  */
-function byDamage(damages: ComparableFigures['damages']): MarketValue['by_damage'] {
-  return [...damages.values()]
-    .map((group) => ({ primary_damage: mostFrequent(group.spellings), count: group.count, median_price: medianOf(group.count, group.prices) }))
+function byDamage(sales: readonly ComparableSale[]): MarketValue['by_damage'] {
+  const groups = new Map<string, { prices: number[]; names: Map<string, number> }>();
+  for (const sale of sales) {
+    if (sale.damageKey === null || sale.primaryDamage === null) continue;
+    let group = groups.get(sale.damageKey);
+    if (group === undefined) groups.set(sale.damageKey, (group = { prices: [], names: new Map() }));
+    group.prices.push(sale.price);
+    group.names.set(sale.primaryDamage, (group.names.get(sale.primaryDamage) ?? 0) + 1);
+  }
+  return [...groups.values()]
+    .map((group) => ({ primary_damage: mostFrequent(group.names), count: group.prices.length, median_price: medianPrice(group.prices)! }))
     .sort((a, b) => b.count - a.count || (a.primary_damage < b.primary_damage ? -1 : a.primary_damage > b.primary_damage ? 1 : 0));
 }
 
 /** Sales by UTC month of their sale date, oldest first; months without sales are absent. */
-function byMonth(months: ComparableFigures['months']): MarketValue['by_month'] {
+function byMonth(sales: readonly ComparableSale[]): MarketValue['by_month'] {
+  const months = new Map<string, number[]>();
+  for (const sale of sales) {
+    // Stored sale dates are ISO date-times in UTC (ingest/normalise-lot.ts): the month is their first seven characters.
+    const month = sale.saleDate.slice(0, 7);
+    const prices = months.get(month);
+    if (prices === undefined) months.set(month, [sale.price]);
+    else prices.push(sale.price);
+  }
   return [...months]
     .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([month, group]) => ({ month, count: group.count, median_price: medianOf(group.count, group.prices) }));
+    .map(([month, prices]) => ({ month, count: prices.length, median_price: medianPrice(prices)! }));
 }
 
 function mostFrequent(counts: Map<string, number>): string {

@@ -11,25 +11,12 @@
  * rank (n - 1) * p, interpolated between the two closest ranks. Null for no values.
  */
 export function percentile(sorted: readonly number[], p: number): number | null {
-  return percentileOf(sorted.length, p, (rank) => sorted[rank]!);
-}
-
-/** The ranks (0-based) of n sorted values that percentileOf(n, p, ...) reads: the two closest to (n - 1) * p. */
-export function percentileRanks(n: number, p: number): [number, number] {
-  const low = Math.floor((n - 1) * p);
-  return [low, Math.min(low + 1, n - 1)];
-}
-
-/**
- * percentile() over n sorted values of which only the ones at percentileRanks(n, p) need be
- * known (`at` gives the value at a rank): the database hands over those order statistics alone.
- */
-export function percentileOf(n: number, p: number, at: (rank: number) => number): number | null {
+  const n = sorted.length;
   if (n === 0) return null;
   const rank = (n - 1) * p;
-  const [low, high] = percentileRanks(n, p);
-  const lowValue = at(low);
-  return lowValue + (rank - low) * (at(high) - lowValue);
+  const low = Math.floor(rank);
+  const high = Math.min(low + 1, n - 1);
+  return sorted[low]! + (rank - low) * (sorted[high]! - sorted[low]!);
 }
 
 /**
@@ -69,14 +56,8 @@ export function shareOfRetailMedian(pairs: readonly { price: number; retail: num
     .sort((a, b) => a.ratio - b.ratio);
   const n = shares.length;
   if (n === 0) return null;
-  return shareMedian(shares[Math.floor((n - 1) / 2)]!, shares[Math.floor(n / 2)]!);
-}
-
-/**
- * The median share from the pairs at the middle ranks of the pairs ordered by price / retail
- * (the same pair twice for an odd count), rounded half up to two decimals from its exact fraction.
- */
-export function shareMedian(lower: { price: number; retail: number }, upper: { price: number; retail: number }): number {
+  const lower = shares[Math.floor((n - 1) / 2)]!;
+  const upper = shares[Math.floor(n / 2)]!;
   // The median as the fraction numerator / denominator: one ratio, or the mean of the two middle ones.
   const numerator = BigInt(lower.price) * BigInt(upper.retail) + BigInt(upper.price) * BigInt(lower.retail);
   const denominator = 2n * BigInt(lower.retail) * BigInt(upper.retail);

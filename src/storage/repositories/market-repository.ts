@@ -20,33 +20,6 @@ export interface ComparableSale {
   saleDate: string;
 }
 
-/**
- * The order statistics a market value's figures are computed from (market/statistics.ts), read
- * by the database from the comparables instead of every comparable: the prices at the ranks the
- * percentiles interpolate between, each damage's and month's two middle prices, the two middle
- * price / retail pairs and the closest sales' keys. A map's keys are 0-based ranks in price order
- * (ratio order for the shares).
- */
-export interface ComparableFigures {
-  count: number;
-  prices: Map<number, number>;
-  /** By damage key: its sales and their middle prices, and the count of each spelling of it. */
-  damages: Map<string, { count: number; prices: Map<number, number>; spellings: Map<string, number> }>;
-  /** By UTC month (`YYYY-MM`). */
-  months: Map<string, { count: number; prices: Map<number, number> }>;
-  /** Sales with a retail value above 0. */
-  shares: { count: number; pairs: Map<number, { price: number; retail: number }> };
-  /** The closest sales, nearest first. */
-  closest: { auction: string; lotId: number }[];
-}
-
-/** What the closest sales are nearest to: the vehicle's year, and its latest known odometer (null: unknown). */
-export interface ClosestTo {
-  year: number;
-  odometer: number | null;
-  limit: number;
-}
-
 export interface ComparablesQuery {
   makeKey: string;
   modelKey: string;
@@ -134,92 +107,15 @@ export class MarketRepository {
 
   /** The statement of comparables(), apart so that its plan can be checked (test/storage/catalogue-plans.test.ts). */
   comparablesQuery(query: ComparablesQuery) {
-    return this.comparablesOf(query).select(['auction', 'lot_id', 'vin', 'year', 'price', 'retail_value', 'odometer', 'primary_damage', 'damage_key', 'sale_date']);
-  }
-
-  /**
-   * A market value's order statistics (ComparableFigures) in one statement: the comparables are
-   * read once from lots_market_idx (a CTE used more than once is materialised by both databases),
-   * ranked by window functions, and only the rows at the ranks the figures need come back (some
-   * tens, however many comparables there are). Reading every comparable into JavaScript to sort
-   * it there cost a market value by VIN about a millisecond a thousand comparables.
-   */
-  async comparableFigures(query: ComparablesQuery, closestTo: ClosestTo): Promise<ComparableFigures> {
-    const { rows } = await this.comparableFiguresQuery(query, closestTo).execute(this.db.kysely);
-    const figures: ComparableFigures = { count: 0, prices: new Map(), damages: new Map(), months: new Map(), shares: { count: 0, pairs: new Map() }, closest: [] };
-    const closest: { rank: number; auction: string; lotId: number }[] = [];
-    for (const row of rows) {
-      // PostgreSQL's driver gives bigint (a count, a rank) as text.
-      const rank = Number(row.rank);
-      const count = Number(row.count);
-      const price = Number(row.price);
-      switch (row.kind) {
-        case 'price':
-          figures.count = count;
-          figures.prices.set(rank, price);
-          break;
-        case 'damage':
-        case 'spelling': {
-          let damage = figures.damages.get(row.name!);
-          if (damage === undefined) figures.damages.set(row.name!, (damage = { count: 0, prices: new Map(), spellings: new Map() }));
-          if (row.kind === 'spelling') damage.spellings.set(row.spelling!, count);
-          else {
-            damage.count = count;
-            damage.prices.set(rank, price);
-          }
-          break;
-        }
-        case 'month': {
-          let month = figures.months.get(row.name!);
-          if (month === undefined) figures.months.set(row.name!, (month = { count, prices: new Map() }));
-          month.prices.set(rank, price);
-          break;
-        }
-        case 'share':
-          figures.shares.count = count;
-          figures.shares.pairs.set(rank, { price, retail: Number(row.retail) });
-          break;
-        case 'closest':
-          closest.push({ rank, auction: row.name!, lotId: price });
-          break;
-      }
-    }
-    figures.closest = closest.sort((a, b) => a.rank - b.rank).map(({ auction, lotId }) => ({ auction, lotId }));
-    return figures;
-  }
-
-  /** The statement of comparableFigures(), apart so that its plan can be checked. */
-  comparableFiguresQuery(query: ComparablesQuery, closestTo: ClosestTo) {
-    const comparables = this.comparablesOf(query).select(['price', 'retail_value', 'damage_key', 'primary_damage', 'year', 'odometer', 'sale_date', 'auction', 'lot_id', sql<string>`substr(sale_date, 1, 7)`.as('month')]);
-    // Same year first, then nearest odometer (unknown ones after), then newest sale and the
-    // contract's ties (domain/lot.ts compareLotsNewestFirst); without the vehicle's odometer, no distance.
-    const nearest = closestTo.odometer === null ? sql`` : sql`case when odometer is null then 1 else 0 end, abs(odometer - ${closestTo.odometer}), `;
-    // Ranks are 0-based: n - 1 times a quarter, a half and three quarters, floored, and the next
-    // ranks are what percentileRanks() reads; the shares' middle pair is shareOfRetailMedian()'s.
-    return sql<{ kind: 'price' | 'damage' | 'spelling' | 'month' | 'share' | 'closest'; name: string | null; spelling: string | null; rank: number | string | null; count: number | string | null; price: number | string | null; retail: number | string | null }>`
-      with c as ${comparables},
-      overall as (select price, row_number() over (order by price) - 1 as i, count(*) over () as n from c),
-      damages as (select damage_key, price, row_number() over (partition by damage_key order by price) - 1 as i, count(*) over (partition by damage_key) as n from c where damage_key is not null and primary_damage is not null),
-      months as (select month, price, row_number() over (partition by month order by price) - 1 as i, count(*) over (partition by month) as n from c),
-      shares as (select price, retail_value, row_number() over (order by cast(price as double precision) / retail_value) - 1 as i, count(*) over () as n from c where retail_value > 0),
-      closest as (select auction, lot_id, row_number() over (order by case when year = ${closestTo.year} then 0 else 1 end, ${nearest}sale_date desc, auction, lot_id desc) - 1 as i from c)
-      select 'price' as kind, cast(null as text) as name, cast(null as text) as spelling, i as rank, n as count, price, cast(null as bigint) as retail from overall
-        where i in (0, 1, (n - 1) / 4, (n - 1) / 4 + 1, (n - 1) / 2, (n - 1) / 2 + 1, 3 * (n - 1) / 4, 3 * (n - 1) / 4 + 1, n - 1)
-      union all select 'damage', damage_key, null, i, n, price, null from damages where i in ((n - 1) / 2, (n - 1) / 2 + 1)
-      union all select 'spelling', damage_key, primary_damage, null, count(*), null, null from c where damage_key is not null and primary_damage is not null group by damage_key, primary_damage
-      union all select 'month', month, null, i, n, price, null from months where i in ((n - 1) / 2, (n - 1) / 2 + 1)
-      union all select 'share', null, null, i, n, price, retail_value from shares where i in ((n - 1) / 2, n / 2)
-      union all select 'closest', auction, null, i, null, lot_id, null from closest where i < ${closestTo.limit}`;
-  }
-
-  /** The comparables' rows: a range of lots_market_idx, which covers them (0023). */
-  private comparablesOf(query: ComparablesQuery) {
     let select = this.db.kysely
       .selectFrom('lots')
+      .select(['auction', 'lot_id', 'vin', 'year', 'price', 'retail_value', 'odometer', 'primary_damage', 'damage_key', 'sale_date'])
       .where('make_key', '=', query.makeKey)
       .where('model_key', '=', query.modelKey)
-      .where('year', '>=', query.yearMin)
-      .where('year', '<=', query.yearMax)
+      // The years listed, not a range: each is then an equality of lots_market_idx, so the sale
+      // dates after it are a range of the index too (a range of years left every sale date of
+      // those years to read and filter, most of them older than any window).
+      .where('year', 'in', Array.from({ length: query.yearMax - query.yearMin + 1 }, (_, i) => query.yearMin + i))
       .where('sale_date', '>=', query.from)
       .where('sale_date', '<=', query.to)
       .where('price', '>', 0);
