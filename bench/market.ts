@@ -45,6 +45,8 @@ const { values } = parseArgs({
     postgres: { type: 'string' },
     schema: { type: 'string' },
     'drain-seconds': { type: 'string', default: '60' },
+    // The server under `node --cpu-prof`, its profile written into this directory when it stops.
+    'cpu-prof': { type: 'string' },
     write: { type: 'boolean', default: false },
     // Only the mixes whose names hold one of these words (comma-separated); the search, the reference, always runs.
     mixes: { type: 'string' },
@@ -70,8 +72,8 @@ const DAMAGES = ['FRONT END', 'REAR END', 'SIDE', 'ALL OVER', 'HAIL'];
 
 /**
  * The lots on PostgreSQL, in a schema of their own: a named one (--schema) is kept and reused when
- * it holds --lots lots, an unnamed one is dropped at the end. Analysed after a load, as a fresh
- * table has no statistics until autovacuum gets to it, maybe mid-run.
+ * it holds --lots lots, an unnamed one is dropped at the end. Vacuumed and analysed after a load,
+ * as a fresh table has no statistics nor visibility map until autovacuum gets to it, maybe mid-run.
  */
 async function preparePostgres(url: string, log: (message: string) => void) {
   const schema = values.schema ?? `bench_market_${randomBytes(4).toString('hex')}`;
@@ -94,7 +96,10 @@ async function preparePostgres(url: string, log: (message: string) => void) {
       ({ vins, seconds: loadSeconds } = await loadSyntheticLots(repos, { count: settings.lots, seed: settings.seed }));
       log(`loaded in ${loadSeconds.toFixed(1)} s`);
     }
-    await admin.query(`analyze "${schema}".lots`);
+    // VACUUM as well as ANALYZE: until the visibility map is set, an index-only scan of the
+    // covering lots_market_idx would visit the table for every entry, and the planner rightly
+    // prefers a bitmap heap scan (docs/benchmarks.md, the market on PostgreSQL).
+    await admin.query(`vacuum (analyze) "${schema}".lots`);
     const { token } = await createUnboundedCustomer(repos, `-${randomBytes(4).toString('hex')}`);
     const serverUrl = new URL(url);
     serverUrl.searchParams.set('options', `-c search_path=${schema}`);
@@ -124,7 +129,8 @@ async function main(): Promise<void> {
   delete env.REDIS_URL;
   if (postgres !== null) env.DATABASE_URL = postgres.databaseUrl;
   const startServer = async () => {
-    const child = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
+    const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(values['cpu-prof'])];
+    const child = Child.start('the server', [...profile, 'bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
     await waitUntilReady(child, `${baseUrl}/healthz`);
     return child;
   };

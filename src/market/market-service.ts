@@ -122,15 +122,24 @@ export function windowOf(asOf: Date, months: number): { from: string; to: string
 /** Up to CLOSEST sales: same year first, then nearest odometer to `odometer` (when known; unknown ones after), then newest sale, then auction and lot id. */
 export function closestSales(sales: readonly ComparableSale[], year: number, odometer: number | null): ComparableSale[] {
   const distance = (sale: ComparableSale) => (odometer === null ? 0 : sale.odometer === null ? Number.POSITIVE_INFINITY : Math.abs(sale.odometer - odometer));
-  return [...sales]
-    .sort((a, b) => {
-      const sameYear = Number(b.year === year) - Number(a.year === year);
-      if (sameYear !== 0) return sameYear;
-      const nearer = distance(a) - distance(b);
-      if (nearer !== 0 && !Number.isNaN(nearer)) return nearer;
-      return compareLotsNewestFirst({ sale_date: a.saleDate, auction: a.auction, lot_id: a.lotId }, { sale_date: b.saleDate, auction: b.auction, lot_id: b.lotId });
-    })
-    .slice(0, CLOSEST);
+  const before = (a: ComparableSale, b: ComparableSale) => {
+    const sameYear = Number(b.year === year) - Number(a.year === year);
+    if (sameYear !== 0) return sameYear;
+    const nearer = distance(a) - distance(b);
+    if (nearer !== 0 && !Number.isNaN(nearer)) return nearer;
+    return compareLotsNewestFirst({ sale_date: a.saleDate, auction: a.auction, lot_id: a.lotId }, { sale_date: b.saleDate, auction: b.auction, lot_id: b.lotId });
+  };
+  // The first CLOSEST kept in order as the sales go by (a sale past the last kept costs one
+  // comparison): sorting every comparable to keep ten cost n log n comparisons.
+  const kept: ComparableSale[] = [];
+  for (const sale of sales) {
+    if (kept.length === CLOSEST && before(sale, kept[CLOSEST - 1]!) >= 0) continue;
+    let at = kept.length;
+    while (at > 0 && before(sale, kept[at - 1]!) < 0) at--;
+    kept.splice(at, 0, sale);
+    if (kept.length > CLOSEST) kept.pop();
+  }
+  return kept;
 }
 
 /**
@@ -155,7 +164,8 @@ function byDamage(sales: readonly ComparableSale[]): MarketValue['by_damage'] {
 function byMonth(sales: readonly ComparableSale[]): MarketValue['by_month'] {
   const months = new Map<string, number[]>();
   for (const sale of sales) {
-    const month = new Date(sale.saleDate).toISOString().slice(0, 7);
+    // Stored sale dates are ISO date-times in UTC (ingest/normalise-lot.ts): the month is their first seven characters.
+    const month = sale.saleDate.slice(0, 7);
     const prices = months.get(month);
     if (prices === undefined) months.set(month, [sale.price]);
     else prices.push(sale.price);

@@ -65,11 +65,11 @@ describe('catalogue plans (SQLite)', () => {
     expect(await plan({}, 'sale_date_desc', CURSOR)).toMatch(/\(<expr><\?\)/);
   });
 
-  it("reads a market value's comparables from lots_market_idx alone (it covers every column they need)", async () => {
+  it("reads a market value's comparables from lots_market_idx alone (it covers every column they need), each year's window as a range", async () => {
     for (const damageKey of [null, 'FRONTEND']) {
       const query = t.repos.market.comparablesQuery({ makeKey: 'HONDA', modelKey: 'ACCORD', yearMin: 2018, yearMax: 2020, from: '2025-03-15T00:00:00.000Z', to: NOW, damageKey, excludeVin: '1HGCV1F30LA000001' }).compile();
       const { rows } = await t.db.kysely.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
-      expect(rows.map((row) => row.detail).join('\n')).toMatch(/^SEARCH lots USING COVERING INDEX lots_market_idx \(make_key=\? AND model_key=\? AND year>\? AND year<\?\)$/);
+      expect(rows.map((row) => row.detail).join('\n')).toMatch(/^SEARCH lots USING COVERING INDEX lots_market_idx \(make_key=\? AND model_key=\? AND year=\? AND sale_date>\? AND sale_date<\?\)$/);
     }
   });
 
