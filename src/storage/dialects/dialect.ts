@@ -144,6 +144,11 @@ export interface StorageDialect extends DirectStatements {
    * lots are, never made into objects (lot-json.ts).
    */
   readonly lotJson: RawBuilder<string>;
+  /**
+   * The comparables of a market value as one JSON text (an aggregate over `lots`): an array of
+   * arrays in COMPARABLE_COLUMNS order (market-columns.ts, market-rows.ts).
+   */
+  readonly comparablesJson: RawBuilder<string>;
   /** The catalogue's year as its filters compare it, so that each planner reads the make's sale-date index in order (catalogue-order.ts). */
   readonly catalogueYear: RawBuilder<number>;
 

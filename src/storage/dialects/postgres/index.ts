@@ -1,5 +1,6 @@
 import { Kysely, sql, type RawBuilder } from 'kysely';
 import { catalogueYearPostgres } from './catalogue-order.ts';
+import { comparablesJsonPostgres } from './market-rows.ts';
 import type pg from 'pg';
 import type { Lot } from '../../../domain/lot.ts';
 import type { LotRef } from '../../../domain/lot-ref.ts';
@@ -68,6 +69,7 @@ export class PostgresStorageDialect implements StorageDialect {
 
   /** The lots of the VINs asked for in one turn of the event loop, in one statement. */
   readonly catalogueYear = catalogueYearPostgres;
+  readonly comparablesJson = comparablesJsonPostgres;
   readonly lotJson = lotJsonOfRowPostgres;
 
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]> {

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { catalogueYearSqlite } from './catalogue-order.ts';
+import { comparablesJsonSqlite } from './market-rows.ts';
 import { Kysely, type RawBuilder } from 'kysely';
 import type { Lot } from '../../../domain/lot.ts';
 import type { LotRef } from '../../../domain/lot-ref.ts';
@@ -95,6 +96,7 @@ export class SqliteStorageDialect implements StorageDialect {
   }
 
   readonly catalogueYear = catalogueYearSqlite;
+  readonly comparablesJson = comparablesJsonSqlite;
   readonly lotJson = lotJsonOfRowSqlite;
 
   lotsJsonReader(kysely: Kysely<Database>): (vin: string) => Promise<LotJsonRow[]> {
