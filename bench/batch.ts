@@ -7,13 +7,15 @@
  *    time (the runner's own number in flight), against a batch of the same VINs, timed from its
  *    POST to its last item (the batch's status read every 5 ms); both on a plan whose
  *    limits never bind, so the ratio is the runner's own cost (issue 26's bar: 0.8 or more).
- *    Direct searches each with an Idempotency-Key are timed too: a batch item's search carries one.
+ *    Direct searches each with an Idempotency-Key are timed too (what a key costs a search; a batch
+ *    item's search carried one until its commit checked the item's own row instead).
  *    The process's CPU time per item (all its threads) is shown beside the rates: a busy machine
  *    stretches wall time far more than it does CPU time.
  * 2. live latency: GET /api/v1/search through inject() at `--live-rate` a second for
- *    `--live-seconds`, idle, and beside a batch of a plan of `--paced-rate` a second (whose batch
- *    takes half of it): the bar is the p99 beside the batch within 1.2 of idle. Beside an unpaced
- *    batch (batches of the unbounded plan, one after another for the whole time) is shown too.
+ *    `--live-seconds`, idle, and beside batches of a plan of `--paced-rate` a second (whose batches
+ *    take half of it, one after another for the whole time): the bar is the p99 beside them within
+ *    1.2 of idle. Beside unpaced batches (of the unbounded plan, one after another) is shown too.
+ *    The p99s themselves are summarised over the repetitions (median and range) beside their ratios.
  *
  * `--instructions`: the same process under valgrind (callgrind), counting the instructions of
  * `--items` direct searches, as many with a key each, and a batch of as many (its POST, and the
@@ -47,7 +49,7 @@ const USAGE = `usage: npm run bench:batch -- [options]
   --concurrency N    direct searches in flight (default 16, the runner's own)
   --reps N           repetitions of each scenario, in alternating order (default 3)
   --live-rate N      live searches a second (default 50)
-  --live-seconds N   seconds of live searches per measurement (default 4)
+  --live-seconds N   seconds of live searches per measurement (default 20: at 50/s, 10 samples above the p99)
   --paced-rate N     the paced plan's rate a second, its batch at half of it (default 200)
   --instructions     count instructions under callgrind instead of timing (no latency part)
 `;
@@ -59,7 +61,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     reps: { type: 'string', default: '3' },
     'live-rate': { type: 'string', default: '50' },
-    'live-seconds': { type: 'string', default: '4' },
+    'live-seconds': { type: 'string', default: '20' },
     'paced-rate': { type: 'string', default: '200' },
     instructions: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -197,31 +199,25 @@ async function main(): Promise<void> {
       await Promise.all(sends);
       return latencies;
     };
-    // The paced batch is sized to outlast the live searches (its half of the rate for their time, and a second).
-    const pacedItems = Math.min(1000, Math.floor(PACED_RATE / 2) * (LIVE_SECONDS + 1));
-    const besidePaced = async () => {
-      const batch = runBatch(paced.token, pacedItems);
-      const latencies = await live(paced.token);
-      await batch;
-      return latencies;
-    };
-    const besideUnpaced = async () => {
+    // Batches one after another for as long as the live searches run: a batch holds at most 1,000
+    // items, which a paced one (half of PACED_RATE) runs in less than a long live run.
+    const beside = async (token: string, items: number) => {
       let done = false;
       const batches = (async () => {
-        let n = 0;
-        while (!done) {
-          await runBatch(batcher.token);
-          n++;
-        }
-        return n;
+        while (!done) await runBatch(token, items);
       })();
-      const latencies = await live(batcher.token);
+      const latencies = await live(token);
       done = true;
       await batches;
       return latencies;
     };
+    const pacedItems = Math.min(1000, Math.floor(PACED_RATE / 2) * (LIVE_SECONDS + 1));
+    const besidePaced = () => beside(paced.token, pacedItems);
+    const besideUnpaced = () => beside(batcher.token, ITEMS);
     const pacedRatios: number[] = [];
     const unpacedRatios: number[] = [];
+    const idleP99s: number[] = [];
+    const pacedP99s: number[] = [];
     for (let rep = 0; rep < REPS; rep++) {
       const p: { idle?: number[]; paced?: number[]; unpaced?: number[] } = {};
       const order = rep % 2 === 0 ? (['idle', 'paced', 'unpaced'] as const) : (['unpaced', 'paced', 'idle'] as const);
@@ -229,6 +225,8 @@ async function main(): Promise<void> {
       const idle = summariseLatencies(p.idle!);
       const pacedL = summariseLatencies(p.paced!);
       const unpacedL = summariseLatencies(p.unpaced!);
+      idleP99s.push(idle.p99);
+      pacedP99s.push(pacedL.p99);
       pacedRatios.push(pacedL.p99 / idle.p99);
       unpacedRatios.push(unpacedL.p99 / idle.p99);
       say(
@@ -240,6 +238,8 @@ async function main(): Promise<void> {
     say(`batch / direct throughput:            ${spread(ratios)} (bar: at least 0.8)`);
     say(`batch / direct with a key each:       ${spread(keyedRatios)}`);
     say(`CPU time per item, batch / direct:    ${spread(cpuRatios)} (less sensitive to the machine's load than the rates)`);
+    say(`live p99 idle, ms:                    ${spread(idleP99s)}`);
+    say(`live p99 beside paced batches, ms:    ${spread(pacedP99s)}`);
     say(`live p99 beside a paced batch / idle: ${spread(pacedRatios)} (bar: at most 1.2; ${LIVE_RATE}/s for ${LIVE_SECONDS} s, ${LIVE_RATE * LIVE_SECONDS} samples each)`);
     say(`live p99 beside unpaced batches / idle: ${spread(unpacedRatios)} (no bar)`);
     await app.close();

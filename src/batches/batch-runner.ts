@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import { itemIdempotencyKey, MAX_BATCH_ITEMS, type Batch, type BatchItemResult } from '../domain/batch.ts';
+import { MAX_BATCH_ITEMS, type Batch, type BatchItemResult } from '../domain/batch.ts';
 import { canSearch, type SearchPrincipal } from '../domain/principal.ts';
 import { SANDBOX_ALLOWANCE } from '../search/sandbox/catalogue.ts';
-import type { SearchOutcome, SearchPace, SearchService } from '../search/search-service.ts';
+import type { ItemDone, SearchOutcome, SearchPace, SearchService } from '../search/search-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { PendingItem } from '../storage/repositories/batches-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
@@ -48,9 +48,9 @@ export interface BatchRunnerOptions {
  * Runs the items of stored batches in the background, each a search through SearchService: so
  * counted, recorded and stored like one. A found or not-found item's result is written in its
  * search's own commit (search-commit.ts), so an item is counted exactly when it has its result,
- * whatever kill -9 comes between; the Idempotency-Key `batch:<id>:<index>` makes a second runner
- * that ran the same item meanwhile (a lease taken over from one that stalled) replay it, not
- * count it again.
+ * whatever kill -9 comes between; the same commit reads the item's row first, so that a second
+ * runner that ran the same item meanwhile (a lease taken over from one that stalled) finds its
+ * result there and counts nothing.
  *
  * Pacing (pacing.ts): an item's search is admitted to the account's per-second window only while
  * the window holds fewer than the batch's share (half the plan's rate, at least 1), counting live
@@ -222,7 +222,8 @@ export class BatchRunner {
 
   /**
    * Runs one item's search until it has a result (a rate refusal waits and runs it again); null
-   * when the runner stops first. `written`: the search's commit wrote it (found, not found).
+   * when the runner stops first. `written`: the search's commit wrote it (found, not found), or
+   * found it written by an earlier run (item_done).
    */
   private async runItem(
     batch: Batch,
@@ -233,15 +234,15 @@ export class BatchRunner {
     go: () => boolean,
   ): Promise<{ result: BatchItemResult | null; written: boolean }> {
     const { search } = this.options;
-    const idempotencyKey = itemIdempotencyKey(batch.id, item.index);
     const pace: SearchPace = { rateLimit: share, batchItem: { batchId: batch.id, index: item.index } };
     while (go()) {
       await slot();
       if (!go()) break;
-      const outcome: SearchOutcome =
+      const outcome: SearchOutcome | ItemDone =
         'vin' in item.input
-          ? await search.search(principal, item.input.vin, idempotencyKey, pace)
-          : await search.searchByLot(principal, item.input.auction, String(item.input.lot_id), idempotencyKey, pace);
+          ? await search.search(principal, item.input.vin, undefined, pace)
+          : await search.searchByLot(principal, item.input.auction, String(item.input.lot_id), undefined, pace);
+      if (outcome.kind === 'item_done') return { result: null, written: true };
       const result = itemResultOf(outcome);
       if (result === null) {
         // The account's window holds the batch's share already (its own items, or live searches): wait for a slot.

@@ -47,11 +47,6 @@ export interface BatchItem {
   report: { vin: string; createdAt: string; lots: unknown[] } | null;
 }
 
-/** The Idempotency-Key of an item's search: derived from the batch and the index, so that a re-run replays instead of counting. */
-export function itemIdempotencyKey(batchId: string, index: number): string {
-  return `batch:${batchId}:${index}`;
-}
-
 /** How an item names what it asked for, for a CSV row and the page. */
 export function describeInput(input: BatchItemInput): string {
   return 'vin' in input ? input.vin : `${input.auction}/${input.lot_id}`;

@@ -60,8 +60,14 @@ export type CountedOutcome<T> =
 
 type PrincipalChanged = { kind: 'principal_changed'; admitted: RateDecision };
 
+/**
+ * A batch item's search whose commit found the item answered already (a run of it that committed
+ * before: search-commit.ts): nothing was counted or written. Only a search given `pace.batchItem`.
+ */
+export type ItemDone = { kind: 'item_done' };
+
 /** What one run of a search answers: an outcome, or that its commit refused the principal it ran for. */
-type Attempt = SearchOutcome | PrincipalChanged;
+type Attempt = SearchOutcome | ItemDone | PrincipalChanged;
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const INVALID = Symbol('invalid');
@@ -138,8 +144,10 @@ export class SearchService {
     this.counted = { found: searches.labels({ outcome: 'found' }), not_found: searches.labels({ outcome: 'not_found' }), replayed: searches.labels({ outcome: 'replayed' }) };
   }
 
-  /** A search by VIN (POST or GET /api/v1/search). */
-  search(principal: SearchPrincipal, rawVin: string, rawIdempotencyKey: string | undefined, pace?: SearchPace): Promise<SearchOutcome> {
+  /** A search by VIN (POST or GET /api/v1/search); with `pace`, a batch item's (item_done: it had its result already). */
+  search(principal: SearchPrincipal, rawVin: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome>;
+  search(principal: SearchPrincipal, rawVin: string, rawIdempotencyKey: string | undefined, pace: SearchPace): Promise<SearchOutcome | ItemDone>;
+  search(principal: SearchPrincipal, rawVin: string, rawIdempotencyKey: string | undefined, pace?: SearchPace): Promise<SearchOutcome | ItemDone> {
     return this.runFor(principal, async (current, admitted) => {
       const vinCheck = checkVin(rawVin);
       if (!vinCheck.ok) return { kind: 'invalid_input', field: 'vin', messages: vinCheck.errors };
@@ -152,7 +160,9 @@ export class SearchService {
    * other respect. The auction must be one the service holds lots from (a sandbox token: one of
    * the catalogue's); a lot that is not known is a counted "not found".
    */
-  searchByLot(principal: SearchPrincipal, rawAuction: string, rawLotId: string, rawIdempotencyKey: string | undefined, pace?: SearchPace): Promise<SearchOutcome> {
+  searchByLot(principal: SearchPrincipal, rawAuction: string, rawLotId: string, rawIdempotencyKey: string | undefined): Promise<SearchOutcome>;
+  searchByLot(principal: SearchPrincipal, rawAuction: string, rawLotId: string, rawIdempotencyKey: string | undefined, pace: SearchPace): Promise<SearchOutcome | ItemDone>;
+  searchByLot(principal: SearchPrincipal, rawAuction: string, rawLotId: string, rawIdempotencyKey: string | undefined, pace?: SearchPace): Promise<SearchOutcome | ItemDone> {
     return this.runFor(principal, async (current, admitted) => {
       const auctionCheck = checkAuction(rawAuction, current.sandbox ? SANDBOX_AUCTIONS : await this.knownAuctions(rawAuction));
       if (!auctionCheck.ok) return { kind: 'invalid_input', field: 'auction', messages: auctionCheck.errors };
@@ -298,6 +308,7 @@ export class SearchService {
       sandbox: principal.sandbox,
     });
     if (result.kind === 'principal_changed') return { kind: 'principal_changed', admitted: rate };
+    if (result.kind === 'item_done') throw new Error('a counted call is no batch item, yet its commit answered item_done');
     this.touchToken(principal, now);
     if (result.kind === 'idempotency_conflict') return { kind: 'idempotency_conflict', original: describeSubject(result.originalVin) };
     const limits = limitsOf(rate, allowance, period, now, result.used);
@@ -395,7 +406,8 @@ export class SearchService {
     allowance: Allowance,
     period: BillingPeriod,
     now: Date,
-  ): SearchOutcome {
+  ): SearchOutcome | ItemDone {
+    if (result.kind === 'item_done') return result;
     if (result.kind === 'idempotency_conflict') return { kind: 'idempotency_conflict', original: describeSubject(result.originalVin) };
     const limits = limitsOf(rate, allowance, period, now, result.used);
     if (result.kind === 'quota_exceeded') {

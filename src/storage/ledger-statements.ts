@@ -105,7 +105,8 @@ export class LedgerStatements {
   readonly insertKey: PreparedQuery<NewIdempotencyKey, unknown>;
   readonly earlierKey: PreparedQuery<{ accountId: string; key: string }, EarlierKeyRow>;
   readonly deleteKey: PreparedQuery<{ accountId: string; key: string }, unknown>;
-  readonly recordBatchItem: PreparedQuery<BatchItemWrite, unknown>;
+  readonly recordBatchItem: PreparedQuery<BatchItemWrite, { idx: number }>;
+  readonly batchItemStatus: PreparedQuery<{ batchId: string; index: number }, { status: number | null }>;
 
   constructor(k: Kysely<Database>) {
     // One statement checks and counts: the conditional upsert only increments while used < quota,
@@ -145,14 +146,20 @@ export class LedgerStatements {
     this.deleteKey = new PreparedQuery(k, ['accountId', 'key'], (p) =>
       k.deleteFrom('idempotency_keys').where('account_id', '=', p.accountId).where('key', '=', p.key),
     );
-    // Only an item without a result: a replay after a lost lease must not overwrite the first one.
+    // Only an item without a result; its row back when written, so that a search that found the
+    // item answered meanwhile (PostgreSQL: another instance committed it after this one read the
+    // row) is rolled back rather than counted (search-commit.ts, BatchItemTaken).
     this.recordBatchItem = new PreparedQuery(k, ['batchId', 'index', 'status', 'reportId', 'reportUrl', 'message', 'at'], (p) =>
       k
         .updateTable('batch_items')
         .set({ status: p.status, report_id: p.reportId, report_url: p.reportUrl, message: p.message, finished_at: p.at })
         .where('batch_id', '=', p.batchId)
         .where('idx', '=', p.index)
-        .where('status', 'is', null),
+        .where('status', 'is', null)
+        .returning('idx'),
+    );
+    this.batchItemStatus = new PreparedQuery(k, ['batchId', 'index'], (p) =>
+      k.selectFrom('batch_items').select('status').where('batch_id', '=', p.batchId).where('idx', '=', p.index),
     );
   }
 }

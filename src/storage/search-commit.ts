@@ -50,9 +50,11 @@ export interface SearchToCommit {
   /**
    * A batch item's search (batches/batch-runner.ts): the item's result is written in this commit,
    * with the count and the report, so that a committed search always has its item's result and
-   * the runner writes nothing of its own for it. What the result says is given here as data (the
-   * SQLite commit thread receives it by message): the address of a report without a brand, and
-   * the message of a search that found nothing.
+   * the runner writes nothing of its own for it. An item that has its result already (a runner
+   * that took the batch over after a kill -9 or a lost lease) is neither searched nor counted
+   * again: the commit reads the item's row first and answers `item_done`. What the result says is
+   * given here as data (the SQLite commit thread receives it by message): the address of a report
+   * without a brand, and the message of a search that found nothing.
    */
   batchItem?: BatchItemOfSearch;
 }
@@ -74,7 +76,22 @@ export type CommitResult =
   | { kind: 'quota_exceeded'; used: number }
   | { kind: 'idempotency_conflict'; originalVin: string }
   /** The token or subscription the search relied on changed (revoked, cancelled, another plan): nothing was written. */
-  | { kind: 'principal_changed' };
+  | { kind: 'principal_changed' }
+  /** The batch item already had its result (another run of it committed first): nothing was written. */
+  | { kind: 'item_done' };
+
+/**
+ * A batch item's result was written by another transaction between this unit's read of the item's
+ * row and its own write (PostgreSQL, READ COMMITTED: two instances ran the item at once). The unit
+ * fails, so that its count, report and search record roll back with it; run again, its read of the
+ * row answers `item_done`. On SQLite the read is inside the one writer's transaction and this
+ * cannot happen.
+ */
+export class BatchItemTaken extends Error {
+  constructor(item: BatchItemOfSearch) {
+    super(`batch ${item.batchId} item ${item.index} got its result from another commit while this one ran`);
+  }
+}
 
 /** Commits searches: each dialect's search-commit.ts cuts the transactions its own way. */
 export interface SearchCommit {
@@ -125,12 +142,19 @@ export class SearchUnit {
     if (!checked.holds) return { kind: 'principal_changed' };
     const { reportBaseUrl } = checked;
 
-    /** The batch item's result, as the search's answer gives it (search-service.ts, outcomeOf). */
-    const recordItem = function* (reportId: string | null): Generator<Step, void, unknown[]> {
-      const item = input.batchItem;
-      if (item === undefined) return;
+    // A batch item is counted once: its own row says whether a search of it committed already.
+    // This read replaces the Idempotency-Key an item's search carried (a read and an insert).
+    const item = input.batchItem;
+    if (item !== undefined) {
+      const [row] = yield { query: ledger.batchItemStatus, params: { batchId: item.batchId, index: item.index } };
+      if (row === undefined || (row as { status: number | null }).status !== null) return { kind: 'item_done' };
+    }
+
+    /** The batch item's result, as the search's answer gives it (search-service.ts, outcomeOf); whether it was written. */
+    const recordItem = function* (reportId: string | null): Generator<Step, boolean, unknown[]> {
+      if (item === undefined) return false;
       const found = reportId !== null;
-      yield {
+      const written = yield {
         query: ledger.recordBatchItem,
         params: {
           batchId: item.batchId,
@@ -142,6 +166,7 @@ export class SearchUnit {
           at,
         },
       };
+      return written.length > 0;
     };
     const key = input.idempotencyKey === null ? null : input.sandbox ? SANDBOX_KEY_PREFIX + input.idempotencyKey : input.idempotencyKey;
     /** The answer an earlier search with this key gives: a replay of it, or a conflict; null when there is none. */
@@ -204,7 +229,7 @@ export class SearchUnit {
     if (key !== null) {
       yield { query: ledger.insertKey, params: { accountId: input.accountId, key, vin: input.subject, searchId: search.id, at } };
     }
-    yield* recordItem(reportId);
+    if (item !== undefined && !(yield* recordItem(reportId))) throw new BatchItemTaken(item);
     return {
       kind: 'committed',
       used,

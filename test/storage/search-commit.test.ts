@@ -294,7 +294,7 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     expect((await ledger(customer)).keys).toEqual([]);
   });
 
-  test("a batch item's search writes the item's result in its own commit, and never over a result it already has", async () => {
+  test("a batch item's search writes the item's result in its own commit; an item with a result is neither searched nor counted again", async () => {
     const customer = await createCustomer(t.repos, { quota: 3 });
     const batchId = `bat_commit_${dialect}_${Date.now()}`;
     const vins = [randomVin(), randomVin(), randomVin(), randomVin()];
@@ -302,9 +302,9 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     const item = (index: number) => ({ batchId, index, publicBaseUrl: 'https://api.example', notFoundMessage: `nothing for ${vins[index]}` });
     const results = async () => (await t.repos.batches.items(batchId, 0, 10)).map((i) => i.result);
 
-    const found = await commit(customer, { quota: 3, vin: vins[0], lots: lotsFor(vins[0]!), idempotencyKey: 'item-0', batchItem: item(0) });
+    const found = await commit(customer, { quota: 3, vin: vins[0], lots: lotsFor(vins[0]!), batchItem: item(0) });
     if (found.kind !== 'committed') throw new Error(`expected committed, got ${found.kind}`);
-    await commit(customer, { quota: 3, vin: vins[1], idempotencyKey: 'item-1', batchItem: item(1) });
+    await commit(customer, { quota: 3, vin: vins[1], batchItem: item(1) });
     const reportId = found.search.reportId!;
     const written = [
       { status: 200, reportId, reportUrl: `https://api.example/report/${reportId}`, message: null },
@@ -314,13 +314,26 @@ describe.each(DIALECTS)('SearchCommit and the ledger: searches, reports, usage c
     ];
     expect(await results()).toEqual(written);
 
-    // A second run of item 1 (a runner that took the lease over) replays its search and leaves its result.
-    expect((await commit(customer, { quota: 3, vin: vins[1], idempotencyKey: 'item-1', batchItem: { ...item(1), notFoundMessage: 'other words' } })).kind).toBe('replayed');
+    expect(await ledger(customer)).toMatchObject({ searches: 2, reports: 1, used: 2 });
+
+    // A second run of items 0 and 1 (a runner that took the lease over, found or not found the
+    // first time) finds their results in their rows: nothing counted, recorded or overwritten.
+    expect(await commit(customer, { quota: 3, vin: vins[0], lots: lotsFor(vins[0]!), batchItem: item(0) })).toEqual({ kind: 'item_done' });
+    expect(await commit(customer, { quota: 3, vin: vins[1], batchItem: { ...item(1), notFoundMessage: 'other words' } })).toEqual({ kind: 'item_done' });
+    expect(await results()).toEqual(written);
+    expect(await ledger(customer)).toMatchObject({ searches: 2, reports: 1, used: 2 });
+    // An item whose row the runner wrote itself (a 429 past the quota, a 422) is not searched either.
+    await t.repos.batches.recordItems(batchId, [{ index: 3, result: { status: 422, reportId: null, reportUrl: null, message: 'bad' } }], NOW);
+    expect(await commit(customer, { quota: 3, vin: vins[3], batchItem: item(3) })).toEqual({ kind: 'item_done' });
+    expect(await ledger(customer)).toMatchObject({ used: 2 });
+
     // A search refused by the quota writes nothing: the runner writes that item's 429 itself.
-    await commit(customer, { quota: 3, vin: vins[2], idempotencyKey: 'item-2', batchItem: item(2) });
-    expect((await commit(customer, { quota: 3, vin: vins[3], idempotencyKey: 'item-3', batchItem: item(3) })).kind).toBe('quota_exceeded');
-    expect((await results())[3]).toBeNull();
-    expect((await results()).slice(0, 2)).toEqual(written.slice(0, 2));
+    await commit(customer, { quota: 3, vin: vins[2], batchItem: item(2) });
     expect(await ledger(customer)).toMatchObject({ searches: 3, reports: 1, used: 3 });
+    const other = `${batchId}_b`;
+    await t.repos.batches.create({ id: other, accountId: customer.accountId, tokenId: customer.tokenId, items: [{ vin: vins[0]! }], idempotencyKey: null, bodyHash: 'h', at: NOW.toISOString() });
+    expect((await commit(customer, { quota: 3, vin: vins[0], batchItem: { ...item(0), batchId: other } })).kind).toBe('quota_exceeded');
+    expect((await t.repos.batches.items(other, 0, 10))[0]!.result).toBeNull();
+    expect(await ledger(customer)).toMatchObject({ searches: 3, reports: 1, used: 3, keys: [] });
   });
 });

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Database } from '../../schema.ts';
-import { SearchUnit, type CommitResult, type SearchCommit, type SearchToCommit } from '../../search-commit.ts';
+import { BatchItemTaken, SearchUnit, type CommitResult, type SearchCommit, type SearchToCommit } from '../../search-commit.ts';
 import { anyCause } from '../dialect.ts';
 import { isPostgresBusy, isPostgresUniqueViolation } from './connection.ts';
 import type { SubscriptionInForceRow } from '../../principal-recheck.ts';
@@ -35,10 +35,13 @@ export class PostgresSearchCommit implements SearchCommit {
     const unit = new SearchUnit(kysely);
     // What a search's statements answer when it goes through (commits.ts sends its statements on
     // these guesses): the token is live, the subscription in force is the one the search ran
-    // for, the counter has room, the Idempotency-Key is new. A search past the quota, or whose
-    // principal changed, or that repeats a key, runs again statement by statement.
+    // for, the counter has room, the Idempotency-Key is new, a batch item has no result yet and
+    // gets this one. A search past the quota, or whose principal changed, or that repeats a key,
+    // runs again statement by statement.
     const { ledger } = unit;
     const written: unknown[] = [];
+    const itemWritten = [{ idx: 0 }];
+    const itemPending = [{ status: null }];
     const guesses = new Map<UnitStep['query'], (input: SearchToCommit) => unknown[]>([
       [unit.recheck.liveToken, () => [{ id: null, tokenBrandId: null, tokenBrandBaseUrl: null, defaultBrandBaseUrl: null }]],
       [unit.recheck.subscriptionInForce, (input) => (input.principal.subscription === null ? [] : [subscriptionRow(input.principal.subscription)])],
@@ -48,7 +51,8 @@ export class PostgresSearchCommit implements SearchCommit {
       [ledger.insertReport, () => written],
       [ledger.insertSearch, () => written],
       [ledger.insertKey, () => written],
-      [ledger.recordBatchItem, () => written],
+      [ledger.batchItemStatus, () => itemPending],
+      [ledger.recordBatchItem, () => itemWritten],
     ]);
     this.committer = new GroupCommit(pool, (input) => unit.plan(input), {
       maxBatch: options.maxBatch ?? MAX_BATCH,
@@ -56,8 +60,9 @@ export class PostgresSearchCommit implements SearchCommit {
       lockKey: (input) => input.accountId,
       compare: lockOrder,
       // Two requests with the same new Idempotency-Key raced and the other one committed first; run
-      // again, and this time the key is found and the first result replayed.
-      retry: (input, error) => input.idempotencyKey !== null && isPostgresUniqueViolation(error),
+      // again, and this time the key is found and the first result replayed. Likewise two runs of
+      // one batch item: run again, the item's row now has the other's result (item_done).
+      retry: (input, error) => (input.idempotencyKey !== null && isPostgresUniqueViolation(error)) || (input.batchItem !== undefined && error instanceof BatchItemTaken),
       contended: (error) => anyCause(error, isPostgresBusy),
       guess: (step, input) => guesses.get(step.query)?.(input),
     });
@@ -70,15 +75,19 @@ export class PostgresSearchCommit implements SearchCommit {
 
 /**
  * The order of the row locks a batch takes: the account's usage counter (per billing period), then
- * its Idempotency-Keys. Counted searches come before a sandbox token's (which lock no counter), and
- * keys in their order, so that two batches racing on the same keys take them alike.
+ * its Idempotency-Keys and batch items. Counted searches come before a sandbox token's (which lock
+ * no counter), and keys and items in their order, so that two batches racing on the same keys or
+ * items take them alike. (A counted item's row is written after its counter, so the counter
+ * already orders those; a sandbox item's row is the only lock its search takes.)
  */
 function lockOrder(a: SearchToCommit, b: SearchToCommit): number {
   return (
     compareText(a.accountId, b.accountId) ||
     compareText(a.periodStart, b.periodStart) ||
     Number(a.sandbox ?? false) - Number(b.sandbox ?? false) ||
-    compareText(a.idempotencyKey ?? '', b.idempotencyKey ?? '')
+    compareText(a.idempotencyKey ?? '', b.idempotencyKey ?? '') ||
+    compareText(a.batchItem?.batchId ?? '', b.batchItem?.batchId ?? '') ||
+    (a.batchItem?.index ?? 0) - (b.batchItem?.index ?? 0)
   );
 }
 

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../../src/app.ts';
 import { MemoryRateLimiter } from '../../../../src/limits/rate/memory-rate-limiter.ts';
-import { itemIdempotencyKey } from '../../../../src/domain/batch.ts';
 import { buildAppOn, testConfig } from '../../../support/app.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../../support/databases.ts';
 import { createCustomer, makeLot, principalAt, validVin } from '../../../support/fixtures.ts';
@@ -153,23 +152,27 @@ describe.each(DIALECTS)('batches (/api/v1/batches) on %s', (dialect) => {
     expect(await used(customer.accountId)).toBe(2);
   });
 
-  it('counts no item twice when a run stopped between an item\'s search and its result, and resumes a batch whose lease ended', async () => {
+  it('counts no item twice when a run died after an item\'s search committed, and resumes a batch whose lease ended', async () => {
     const customer = await createCustomer(database.repos, { rate: 100 });
     const batch = (await post(customer.token, { items: [{ vin: known }, { vin: other }, { vin: unknown }] })).json();
-    // A runner that died: it held the lease, and committed item 0's search without writing its result.
+    // A runner that died: it held the lease, and committed item 0's search (with its result) before a kill -9.
     await database.repos.batches.claim({ owner: 'dead-instance', now: new Date(), leaseMs: 60_000, limit: 10 });
     const principal = await principalAt(database.repos, customer.tokenId, new Date());
-    const searched = await app.services.search.search(principal as never, known, itemIdempotencyKey(batch.id, 0));
+    const itemSearch = () => app.services.search.search(principal as never, known, undefined, { rateLimit: 50, batchItem: { batchId: batch.id, index: 0 } });
+    const searched = await itemSearch();
     expect(searched.kind).toBe('found');
     expect(await used(customer.accountId)).toBe(1);
 
-    // Its lease still holds: nobody takes the batch over.
+    // Its lease still holds: nobody takes the batch over. Item 0 has the result its search committed.
     expect(await app.services.batchRunner.runDue()).toBe(0);
-    expect((await get(customer.token, `/api/v1/batches/${batch.id}`)).json()).toMatchObject({ status: 'running', done: 0 });
-    // Once it has ended, another runner does; item 0 replays its search instead of counting it again.
+    expect((await get(customer.token, `/api/v1/batches/${batch.id}`)).json()).toMatchObject({ status: 'running', done: 1 });
+    // Once it has ended, another runner does; item 0 keeps its result and is not counted again.
     await database.db.kysely.updateTable('batches').set({ lease_until: new Date(Date.now() - 1).toISOString() }).where('id', '=', batch.id).execute();
     expect(await app.services.batchRunner.runDue()).toBe(1);
     expect((await get(customer.token, `/api/v1/batches/${batch.id}`)).json()).toMatchObject({ status: 'done', counts: { 200: 2, 404: 1 } });
+    expect(await used(customer.accountId)).toBe(3);
+    // A runner that read item 0 as pending before the other's commit (a stalled one whose lease was taken over) counts nothing either.
+    expect((await itemSearch()).kind).toBe('item_done');
     expect(await used(customer.accountId)).toBe(3);
     const first = JSON.parse((await get(customer.token, `/api/v1/batches/${batch.id}/results`)).body.split('\n')[0]!);
     expect(first.report.report_url).toBe(searched.kind === 'found' ? searched.report.report_url : null);

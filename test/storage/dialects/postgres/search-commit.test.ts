@@ -189,4 +189,41 @@ describe.runIf(TEST_POSTGRES_URL)('PostgresSearchCommit: group commit across two
     expect(await ledger(x)).toEqual({ searches: 1, reports: 1, used: 1 });
     expect(await ledger(y)).toEqual({ searches: 2, reports: 2, used: 2 });
   });
+
+  test('one batch item committed by both instances at once (a lease taken over from a stalled runner): counted once', async () => {
+    const customer = await createCustomer(repos());
+    await search(instances[0]!, customer);
+    const vin = randomVin();
+    const batchId = `bat_race_${Date.now()}`;
+    await repos().batches.create({ id: batchId, accountId: customer.accountId, tokenId: customer.tokenId, items: [{ vin }], idempotencyKey: null, bodyHash: 'h', at: new Date().toISOString() });
+    const batchItem = { batchId, index: 0, publicBaseUrl: 'https://api.example', notFoundMessage: 'nothing' };
+    // The counter's row held, so that both read the item's row as pending before either writes it:
+    // the one that writes second finds it answered, and its count and records roll back.
+    const holder = new pg.Client({ connectionString: TEST_POSTGRES_URL!, options: `-c search_path=${schema}` });
+    await holder.connect();
+    let results: CommitResult[];
+    try {
+      await holder.query('begin');
+      await holder.query('select used from usage_counters where account_id = $1 for update', [customer.accountId]);
+      const both = Promise.all(instances.map((instance) => search(instance, customer, { vin, batchItem })));
+      const waiting = `with recursive w(pid) as (
+          select pid from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))
+          union select a.pid from pg_stat_activity a join w on w.pid = any(pg_blocking_pids(a.pid))
+        ) select count(*)::int as n from w`;
+      for (let tries = 0; (await holder.query<{ n: number }>(waiting)).rows[0]!.n < 2; tries++) {
+        if (tries > 500) throw new Error('the two commits never both waited for the counter');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await holder.query('commit');
+      results = await both;
+    } finally {
+      await holder.query('rollback').catch(() => {});
+      await holder.end();
+    }
+    expect(kinds(results)).toEqual({ committed: 1, item_done: 1 });
+    expect(await ledger(customer)).toEqual({ searches: 2, reports: 2, used: 2 });
+    const committed = results.find((r) => r.kind === 'committed');
+    const [item] = await repos().batches.items(batchId, 0, 1);
+    expect(item!.result?.reportId).toBe(committed?.kind === 'committed' ? committed.search.reportId : 'none');
+  });
 });
