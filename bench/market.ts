@@ -138,7 +138,13 @@ async function main(): Promise<void> {
   const startServer = async () => {
     const child = Child.start('the server', ['bin/vinhistory.js', 'serve'], { cwd: REPO_ROOT, env });
     // On a machine shared by many, the server's start alone took over three minutes.
-    await waitUntilReady(child, `${baseUrl}/healthz`, {}, settings.readySeconds * 1000);
+    try {
+      await waitUntilReady(child, `${baseUrl}/healthz`, {}, settings.readySeconds * 1000);
+    } catch (error) {
+      // A server that starts after the deadline would keep this process alive: it ran on, idle, for 20 minutes.
+      await child.stop(2_000);
+      throw error;
+    }
     return child;
   };
   let server = await startServer();
