@@ -146,7 +146,7 @@ export interface StorageDialect extends DirectStatements {
   readonly lotJson: RawBuilder<string>;
   /**
    * The comparables of a market value as one JSON text (an aggregate over `lots`): an array of
-   * arrays in COMPARABLE_COLUMNS order (market-columns.ts, market-rows.ts).
+   * arrays in COMPARABLE_COLUMNS order (lot-rows.ts, market-rows.ts).
    */
   readonly comparablesJson: RawBuilder<string>;
   /** The catalogue's year as its filters compare it, so that each planner reads the make's sale-date index in order (catalogue-order.ts). */

@@ -3,9 +3,8 @@ import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
 import type { Lot, LotJson } from '../../domain/lot.ts';
 import type { CatalogueFilter, CataloguePosition, CatalogueSort } from '../../domain/catalogue.ts';
-import { lotFromRow } from '../lot-rows.ts';
+import { lotFromRow, type ComparableTuple } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
-import type { ComparableTuple } from '../market-columns.ts';
 import { SALE_SORT_KEY } from '../migrations/0018-market.ts';
 
 /** A sold lot as the market's figures need it (contract, "Market value"). */

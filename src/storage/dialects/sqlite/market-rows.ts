@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { COMPARABLE_COLUMNS } from '../../market-columns.ts';
+import { COMPARABLE_COLUMNS } from '../../lot-rows.ts';
 
 /**
  * SQLite: the comparables of a market value as one JSON text, an array of arrays in
