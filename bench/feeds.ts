@@ -43,7 +43,9 @@ let feedBatch = 250;
 
 async function fresh(dir: string, name: string): Promise<{ db: Db; services: Container; close: () => Promise<void> }> {
   const dataDir = path.join(dir, name);
-  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true' });
+  // FEEDS_THREAD_NICE from the environment, to compare the pull's threads at 19 (the default) and 0.
+  const niceness = process.env.FEEDS_THREAD_NICE === undefined ? {} : { FEEDS_THREAD_NICE: process.env.FEEDS_THREAD_NICE };
+  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true', ...niceness });
   const db = await openDatabase(config.database, { backgroundCheckpoint: true });
   await migrateToLatest(db);
   const rateLimiter = new MemoryRateLimiter();
