@@ -73,6 +73,16 @@ const SYSTEM = [
 
 const ALL = ['test/**/*.test.ts'];
 
+/*
+ * Unit and app files run two at a time (vitest's default on 2 cores is one): most of their time
+ * is waiting on PostgreSQL, Redis, SQLite files and local servers, not CPU. Each file makes its own
+ * databases (a PostgreSQL schema of its own, introspected alone: dialects/postgres/connection.ts),
+ * servers on port 0 and data folders, so two never share anything. The system files run one at a
+ * time after them: they start servers, Chromium and CLIs whose own timeouts assume a core each.
+ * VITEST_WORKERS sets another count for unit and app (1: one file at a time).
+ */
+const QUICK_WORKERS = Number(process.env.VITEST_WORKERS ?? 2);
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -87,7 +97,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: UNIT },
+        test: { name: 'unit', include: UNIT, maxWorkers: QUICK_WORKERS, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
@@ -96,6 +106,8 @@ export default defineConfig({
           include: ALL,
           exclude: [...UNIT, ...SYSTEM],
           globalSetup: ['test/support/global-setup.ts'],
+          maxWorkers: QUICK_WORKERS,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -106,6 +118,8 @@ export default defineConfig({
           // A unit file inside a system folder (test/cli/command-line.test.ts) stays a unit file.
           exclude: UNIT,
           globalSetup: ['test/support/global-setup.ts', 'test/support/build-setup.ts'],
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

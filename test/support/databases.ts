@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import { migrateToLatest, openDatabase, type Db, type DialectName } from '../../src/storage/database.ts';
 import { createRepositories, type Repositories } from '../../src/storage/repositories/index.ts';
 import { lotsWrittenHooks } from '../../src/container.ts';
+import { SchemaTemplate } from './schema-template.ts';
 import { TEST_POSTGRES_URL } from './env.ts';
 
 /** Every dialect this run tests: SQLite always, PostgreSQL when TEST_POSTGRES_URL is set. */
@@ -25,10 +26,23 @@ export async function createTestDatabase(dialect: DialectName, options: { maxCon
     await migrateToLatest(db);
     return { db, repos: createRepositories(db, { lotsWritten: lotsWrittenHooks({ photoArchive: false }) }), destroy: () => db.close() };
   }
-  if (!TEST_POSTGRES_URL) throw new Error('TEST_POSTGRES_URL is not set');
-  const db = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL }, { schema: newTestSchemaName(), ...options });
-  await migrateToLatest(db);
+  const schema = await newMigratedTestSchema();
+  const db = await openDatabase({ kind: 'postgres', url: TEST_POSTGRES_URL! }, { schema, ...options });
   return { db, repos: createRepositories(db, { lotsWritten: lotsWrittenHooks({ photoArchive: false }) }), destroy: () => db.close() };
+}
+
+let template: SchemaTemplate | undefined;
+
+/**
+ * A new PostgreSQL schema of this test run holding every migration (copied from a template:
+ * schema-template.ts), for a test that opens it itself or hands it to a process it starts.
+ */
+export async function newMigratedTestSchema(): Promise<string> {
+  if (!TEST_POSTGRES_URL) throw new Error('TEST_POSTGRES_URL is not set');
+  template ??= new SchemaTemplate(TEST_POSTGRES_URL, newTestSchemaName);
+  const schema = newTestSchemaName();
+  await template.create(schema);
+  return schema;
 }
 
 /** A PostgreSQL schema name of this test run: dropped with the others when the run ends. */
