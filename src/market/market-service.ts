@@ -101,7 +101,7 @@ export class MarketService {
   }
 }
 
-const NO_SALES: ComparableColumns = { prices: [], retailValues: [], damageKeys: [], damages: [], saleDates: [], years: [], odometers: [], auctions: [], lotIds: [] };
+const NO_SALES: ComparableColumns = { prices: [], retailValues: [], damages: [], saleDates: [], years: [], odometers: [], auctions: [], lotIds: [] };
 
 /**
  * The window of sale dates: from the start of the UTC day `months` calendar months before `asOf`
@@ -149,7 +149,7 @@ export function closestSales(sales: ComparableColumns, year: number, odometer: n
  * Sales by damage (its key), most first, then by name; a group is named by its most frequent
  * spelling. Sales without a damage are in no group.
  */
-function byDamage({ prices, damageKeys, damages }: ComparableColumns): MarketValue['by_damage'] {
+function byDamage({ prices, damages }: ComparableColumns): MarketValue['by_damage'] {
   // By spelling first, one lookup a sale (a spelling has one key), then the spellings by key: a
   // damage has a handful of spellings and the sales thousands.
   const spellings = new Map<string, { key: string; prices: number[] }>();
@@ -159,7 +159,8 @@ function byDamage({ prices, damageKeys, damages }: ComparableColumns): MarketVal
     const spelling = spellings.get(name);
     if (spelling !== undefined) spelling.prices.push(prices[i]!);
     else {
-      const key = damageKeys[i] ?? null;
+      // The key every upsert stores beside the damage (storage/lot-rows.ts).
+      const key = marketKey(name);
       if (key !== null) spellings.set(name, { key, prices: [prices[i]!] });
     }
   }

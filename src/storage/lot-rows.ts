@@ -146,15 +146,16 @@ export function upsertStatementSql(options: { rows: number; placeholder: (index:
 /**
  * What a market value reads of each comparable, for its figures and to rank the closest sales, in
  * the order of the lists each dialect's comparablesJson writes (storage/dialects/{sqlite,postgres}/market-rows.ts):
- * all held by lots_market_idx (0023), so the read touches no table row.
+ * all held by lots_market_idx (0023), so the read touches no table row. Not the damage key: it is
+ * marketKey of the damage (every upsert writes it so), computed once per spelling, where reading it
+ * cost a string per comparable.
  */
-export const COMPARABLE_COLUMNS = ['price', 'retail_value', 'damage_key', 'primary_damage', 'sale_date', 'year', 'odometer', 'auction', 'lot_id'] as const;
+export const COMPARABLE_COLUMNS = ['price', 'retail_value', 'primary_damage', 'sale_date', 'year', 'odometer', 'auction', 'lot_id'] as const;
 
 /** The comparables as the dialects' JSON gives them: one list per column of COMPARABLE_COLUMNS, in the same row order. */
 export type ComparableLists = [
   prices: number[],
   retailValues: (number | null)[],
-  damageKeys: (string | null)[],
   damages: (string | null)[],
   saleDates: string[],
   years: number[],

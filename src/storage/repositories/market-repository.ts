@@ -10,13 +10,12 @@ import { SALE_SORT_KEY } from '../migrations/0018-market.ts';
 /**
  * What a market value reads of its comparables (contract, "Market value"), one list per column,
  * the n-th entry of each list being the n-th comparable's: for the figures its price (above 0),
- * retail value, damage key, damage as the feed spelled it and sale date (ISO, UTC); to rank the
+ * retail value, damage as the feed spelled it (its key is marketKey of it) and sale date (ISO, UTC); to rank the
  * closest sales also its year, odometer and key.
  */
 export interface ComparableColumns {
   prices: number[];
   retailValues: (number | null)[];
-  damageKeys: (string | null)[];
   damages: (string | null)[];
   saleDates: string[];
   years: number[];
@@ -128,8 +127,8 @@ export class MarketRepository {
       this.comparableStatements.set(shape.key, statement);
     }
     const [row] = await statement.run(this.db, shape.values);
-    const [prices, retailValues, damageKeys, damages, saleDates, years, odometers, auctions, lotIds] = JSON.parse(row!.sales) as ComparableLists;
-    return { prices, retailValues, damageKeys, damages, saleDates, years, odometers, auctions, lotIds };
+    const [prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds] = JSON.parse(row!.sales) as ComparableLists;
+    return { prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds };
   }
 
   /** The statement of comparables(), apart so that its plan can be checked (test/storage/catalogue-plans.test.ts). */
