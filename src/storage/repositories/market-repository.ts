@@ -10,8 +10,8 @@ import { SALE_SORT_KEY } from '../migrations/0018-market.ts';
 /**
  * What a market value reads of its comparables (contract, "Market value"), one list per column,
  * the n-th entry of each list being the n-th comparable's: for the figures its price (above 0),
- * retail value, damage as the feed spelled it (its key is marketKey of it) and sale date (ISO, UTC); to rank the
- * closest sales also its year, odometer and key.
+ * retail value, damage as the feed spelled it (its key is marketKey of it) and sale date (ISO,
+ * UTC); to rank the closest sales also its year, odometer and key.
  */
 export interface ComparableColumns {
   prices: number[];
