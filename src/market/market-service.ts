@@ -1,7 +1,7 @@
 import { compareLotsNewestFirst, type Lot } from '../domain/lot.ts';
 import type { MarketOptions, MarketSubject, MarketValue } from '../domain/market.ts';
 import { marketKey } from '../domain/market-key.ts';
-import type { ComparableSale } from '../storage/repositories/market-repository.ts';
+import type { ComparableColumns, ComparablesQuery } from '../storage/repositories/market-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { medianPrice, priceFigures, shareOfRetailMedian } from './statistics.ts';
 
@@ -49,26 +49,19 @@ export class MarketService {
     const makeKey = marketKey(vehicle.make);
     const modelKey = marketKey(vehicle.model);
     const damageKey = options.primaryDamage === null ? null : marketKey(options.primaryDamage);
-    const sales =
+    const query: ComparablesQuery | null =
       makeKey === null || modelKey === null || (options.primaryDamage !== null && damageKey === null)
-        ? []
-        : await this.options.repos.market.comparables({
-            makeKey,
-            modelKey,
-            yearMin: vehicle.year - 1,
-            yearMax: vehicle.year + 1,
-            from: window.from,
-            to: window.to,
-            damageKey,
-            excludeVin: vehicle.vin,
-          });
+        ? null
+        : { makeKey, modelKey, yearMin: vehicle.year - 1, yearMax: vehicle.year + 1, from: window.from, to: window.to, damageKey, excludeVin: vehicle.vin };
+    const sales = query === null ? NO_SALES : await this.options.repos.market.comparables(query);
+    const { prices, retailValues } = sales;
     return {
       vehicle: { make: vehicle.make, model: vehicle.model, year: vehicle.year },
       window,
       comparables: {
-        count: sales.length,
-        price: priceFigures(sales.map((sale) => sale.price)),
-        share_of_retail_value: { median: shareOfRetailMedian(sales.map((sale) => ({ price: sale.price, retail: sale.retailValue }))) },
+        count: prices.length,
+        price: priceFigures(prices),
+        share_of_retail_value: { median: shareOfRetailMedian(prices.map((price, i) => ({ price, retail: retailValues[i] ?? null }))) },
       },
       by_damage: byDamage(sales),
       by_month: byMonth(sales),
@@ -98,14 +91,17 @@ export class MarketService {
   }
 
   /** The closest sales as lots, in their order: same year first, then nearest odometer to the vehicle's, then newest sale. */
-  private async closestLots(sales: ComparableSale[], vehicle: Vehicle): Promise<Lot[]> {
+  private async closestLots(sales: ComparableColumns, vehicle: Vehicle): Promise<Lot[]> {
     const chosen = closestSales(sales, vehicle.year, vehicle.odometer);
     if (chosen.length === 0) return [];
-    const byKey = new Map((await this.options.repos.market.lotsByKeys(chosen)).map((lot) => [`${lot.auction}/${lot.lot_id}`, lot]));
-    const lots = chosen.flatMap((sale) => byKey.get(`${sale.auction}/${sale.lotId}`) ?? []);
+    const keys = chosen.map((i) => ({ auction: sales.auctions[i]!, lotId: sales.lotIds[i]! }));
+    const byKey = new Map((await this.options.repos.market.lotsByKeys(keys)).map((lot) => [`${lot.auction}/${lot.lot_id}`, lot]));
+    const lots = keys.flatMap((key) => byKey.get(`${key.auction}/${key.lotId}`) ?? []);
     return this.options.resolveImages ? this.options.resolveImages(lots) : lots;
   }
 }
+
+const NO_SALES: ComparableColumns = { prices: [], retailValues: [], damages: [], saleDates: [], years: [], odometers: [], auctions: [], lotIds: [] };
 
 /**
  * The window of sale dates: from the start of the UTC day `months` calendar months before `asOf`
@@ -119,20 +115,27 @@ export function windowOf(asOf: Date, months: number): { from: string; to: string
   return { from: from.toISOString(), to: asOf.toISOString() };
 }
 
-/** Up to CLOSEST sales: same year first, then nearest odometer to `odometer` (when known; unknown ones after), then newest sale, then auction and lot id. */
-export function closestSales(sales: readonly ComparableSale[], year: number, odometer: number | null): ComparableSale[] {
-  const distance = (sale: ComparableSale) => (odometer === null ? 0 : sale.odometer === null ? Number.POSITIVE_INFINITY : Math.abs(sale.odometer - odometer));
-  const before = (a: ComparableSale, b: ComparableSale) => {
-    const sameYear = Number(b.year === year) - Number(a.year === year);
+/**
+ * The indexes of up to CLOSEST sales, in order: same year first, then nearest odometer to
+ * `odometer` (when known; unknown ones after), then newest sale, then auction and lot id.
+ */
+export function closestSales(sales: ComparableColumns, year: number, odometer: number | null): number[] {
+  const { years, odometers, saleDates, auctions, lotIds } = sales;
+  const distance = (i: number) => {
+    const at = odometers[i] ?? null;
+    return odometer === null ? 0 : at === null ? Number.POSITIVE_INFINITY : Math.abs(at - odometer);
+  };
+  const before = (a: number, b: number) => {
+    const sameYear = Number(years[b] === year) - Number(years[a] === year);
     if (sameYear !== 0) return sameYear;
     const nearer = distance(a) - distance(b);
     if (nearer !== 0 && !Number.isNaN(nearer)) return nearer;
-    return compareLotsNewestFirst({ sale_date: a.saleDate, auction: a.auction, lot_id: a.lotId }, { sale_date: b.saleDate, auction: b.auction, lot_id: b.lotId });
+    return compareLotsNewestFirst({ sale_date: saleDates[a]!, auction: auctions[a]!, lot_id: lotIds[a]! }, { sale_date: saleDates[b]!, auction: auctions[b]!, lot_id: lotIds[b]! });
   };
   // The first CLOSEST kept in order as the sales go by (a sale past the last kept costs one
   // comparison): sorting every comparable to keep ten cost n log n comparisons.
-  const kept: ComparableSale[] = [];
-  for (const sale of sales) {
+  const kept: number[] = [];
+  for (let sale = 0; sale < saleDates.length; sale++) {
     if (kept.length === CLOSEST && before(sale, kept[CLOSEST - 1]!) >= 0) continue;
     let at = kept.length;
     while (at > 0 && before(sale, kept[at - 1]!) < 0) at--;
@@ -146,14 +149,29 @@ export function closestSales(sales: readonly ComparableSale[], year: number, odo
  * Sales by damage (its key), most first, then by name; a group is named by its most frequent
  * spelling. Sales without a damage are in no group.
  */
-function byDamage(sales: readonly ComparableSale[]): MarketValue['by_damage'] {
+function byDamage({ prices, damages }: ComparableColumns): MarketValue['by_damage'] {
+  // By spelling first, one lookup a sale (a spelling has one key), then the spellings by key: a
+  // damage has a handful of spellings and the sales thousands.
+  const spellings = new Map<string, { key: string; prices: number[] }>();
+  for (let i = 0; i < prices.length; i++) {
+    const name = damages[i] ?? null;
+    if (name === null) continue;
+    const spelling = spellings.get(name);
+    if (spelling !== undefined) spelling.prices.push(prices[i]!);
+    else {
+      // The key every upsert stores beside the damage (storage/lot-rows.ts).
+      const key = marketKey(name);
+      if (key !== null) spellings.set(name, { key, prices: [prices[i]!] });
+    }
+  }
   const groups = new Map<string, { prices: number[]; names: Map<string, number> }>();
-  for (const sale of sales) {
-    if (sale.damageKey === null || sale.primaryDamage === null) continue;
-    let group = groups.get(sale.damageKey);
-    if (group === undefined) groups.set(sale.damageKey, (group = { prices: [], names: new Map() }));
-    group.prices.push(sale.price);
-    group.names.set(sale.primaryDamage, (group.names.get(sale.primaryDamage) ?? 0) + 1);
+  for (const [name, spelling] of spellings) {
+    const group = groups.get(spelling.key);
+    if (group === undefined) groups.set(spelling.key, { prices: spelling.prices, names: new Map([[name, spelling.prices.length]]) });
+    else {
+      group.prices.push(...spelling.prices);
+      group.names.set(name, spelling.prices.length);
+    }
   }
   return [...groups.values()]
     .map((group) => ({ primary_damage: mostFrequent(group.names), count: group.prices.length, median_price: medianPrice(group.prices)! }))
@@ -161,18 +179,18 @@ function byDamage(sales: readonly ComparableSale[]): MarketValue['by_damage'] {
 }
 
 /** Sales by UTC month of their sale date, oldest first; months without sales are absent. */
-function byMonth(sales: readonly ComparableSale[]): MarketValue['by_month'] {
-  const months = new Map<string, number[]>();
-  for (const sale of sales) {
+function byMonth({ prices, saleDates }: ComparableColumns): MarketValue['by_month'] {
+  const byName = new Map<string, number[]>();
+  for (let i = 0; i < prices.length; i++) {
     // Stored sale dates are ISO date-times in UTC (ingest/normalise-lot.ts): the month is their first seven characters.
-    const month = sale.saleDate.slice(0, 7);
-    const prices = months.get(month);
-    if (prices === undefined) months.set(month, [sale.price]);
-    else prices.push(sale.price);
+    const month = saleDates[i]!.slice(0, 7);
+    const group = byName.get(month);
+    if (group === undefined) byName.set(month, [prices[i]!]);
+    else group.push(prices[i]!);
   }
-  return [...months]
+  return [...byName]
     .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([month, prices]) => ({ month, count: prices.length, median_price: medianPrice(prices)! }));
+    .map(([month, group]) => ({ month, count: group.length, median_price: medianPrice(group)! }));
 }
 
 function mostFrequent(counts: Map<string, number>): string {

@@ -10,7 +10,7 @@
  * The p-th quantile (0 to 1) of values sorted ascending, numpy's "linear" method: the value at
  * rank (n - 1) * p, interpolated between the two closest ranks. Null for no values.
  */
-export function percentile(sorted: readonly number[], p: number): number | null {
+export function percentile(sorted: ArrayLike<number>, p: number): number | null {
   const n = sorted.length;
   if (n === 0) return null;
   const rank = (n - 1) * p;
@@ -28,9 +28,14 @@ export function roundHalfUp(value: number): number {
   return Math.floor(value + 0.5);
 }
 
+/** The values sorted ascending, as numbers: a typed array's own numeric sort, without a comparator called per comparison. */
+function sortedAscending(values: readonly number[]): Float64Array {
+  return new Float64Array(values).sort();
+}
+
 /** Whole-dollar price figures of the comparables' prices (any order); every figure null for none. */
 export function priceFigures(prices: readonly number[]): { min: number | null; p25: number | null; median: number | null; p75: number | null; max: number | null } {
-  const sorted = [...prices].sort((a, b) => a - b);
+  const sorted = sortedAscending(prices);
   const at = (p: number) => {
     const value = percentile(sorted, p);
     return value === null ? null : roundHalfUp(value);
@@ -38,9 +43,10 @@ export function priceFigures(prices: readonly number[]): { min: number | null; p
   return { min: at(0), p25: at(0.25), median: at(0.5), p75: at(0.75), max: at(1) };
 }
 
-/** The median of whole-dollar prices, rounded half up (by_damage, by_month). */
+/** The median of whole-dollar prices, rounded half up (by_damage, by_month): priceFigures(prices).median. */
 export function medianPrice(prices: readonly number[]): number | null {
-  return priceFigures(prices).median;
+  const value = percentile(sortedAscending(prices), 0.5);
+  return value === null ? null : roundHalfUp(value);
 }
 
 /**
@@ -50,18 +56,38 @@ export function medianPrice(prices: readonly number[]): number | null {
  * double, 0.28499999..., would round down.
  */
 export function shareOfRetailMedian(pairs: readonly { price: number; retail: number | null }[]): number | null {
-  const shares = pairs
-    .filter((pair): pair is { price: number; retail: number } => pair.retail !== null && pair.retail > 0)
-    .map((pair) => ({ price: pair.price, retail: pair.retail, ratio: pair.price / pair.retail }))
-    .sort((a, b) => a.ratio - b.ratio);
-  const n = shares.length;
+  const kept = pairs.filter((pair): pair is { price: number; retail: number } => pair.retail !== null && pair.retail > 0);
+  const n = kept.length;
   if (n === 0) return null;
-  const lower = shares[Math.floor((n - 1) / 2)]!;
-  const upper = shares[Math.floor(n / 2)]!;
+  const ratios = new Float64Array(n);
+  for (let i = 0; i < n; i++) ratios[i] = kept[i]!.price / kept[i]!.retail;
+  const sorted = new Float64Array(ratios).sort();
+  const lower = atRank(kept, ratios, sorted, Math.floor((n - 1) / 2));
+  const upper = atRank(kept, ratios, sorted, Math.floor(n / 2));
   // The median as the fraction numerator / denominator: one ratio, or the mean of the two middle ones.
   const numerator = BigInt(lower.price) * BigInt(upper.retail) + BigInt(upper.price) * BigInt(lower.retail);
   const denominator = 2n * BigInt(lower.retail) * BigInt(upper.retail);
   return roundFractionHalfUp(numerator, denominator, 100);
+}
+
+/**
+ * The pair at `rank` of the pairs ordered by ratio, equal ratios in their given order (what a
+ * stable sort of the pairs by ratio gives), found from the sorted ratios alone: the pair is the
+ * (rank - the count of smaller ratios)-th of those with its ratio. Pairs whose doubles are equal
+ * may differ as fractions, so which of them is at the rank is fixed, not left to the sort.
+ */
+function atRank<T>(pairs: readonly T[], ratios: Float64Array, sorted: Float64Array, rank: number): T {
+  const value = sorted[rank]!;
+  let low = 0;
+  let high = rank;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle]! < value) low = middle + 1;
+    else high = middle;
+  }
+  let skip = rank - low;
+  for (let i = 0; i < ratios.length; i++) if (ratios[i] === value && skip-- === 0) return pairs[i]!;
+  throw new Error('atRank: the ratio at the rank is not among the pairs');
 }
 
 /** numerator / denominator (both positive) rounded half up to 1 / scale. */

@@ -144,11 +144,22 @@ export function upsertStatementSql(options: { rows: number; placeholder: (index:
 }
 
 /**
- * The columns of lots a market value reads of each comparable, in the order of the arrays each
- * dialect's comparablesJson writes (storage/dialects/{sqlite,postgres}/market-rows.ts): all held by
- * lots_market_idx (0023), so the read touches no table row.
+ * What a market value reads of each comparable, for its figures and to rank the closest sales, in
+ * the order of the lists each dialect's comparablesJson writes (storage/dialects/{sqlite,postgres}/market-rows.ts):
+ * all held by lots_market_idx (0023), so the read touches no table row. Not the damage key: it is
+ * marketKey of the damage (every upsert writes it so), computed once per spelling, where reading it
+ * cost a string per comparable.
  */
-export const COMPARABLE_COLUMNS = ['auction', 'lot_id', 'year', 'price', 'retail_value', 'odometer', 'primary_damage', 'damage_key', 'sale_date'] as const;
+export const COMPARABLE_COLUMNS = ['price', 'retail_value', 'primary_damage', 'sale_date', 'year', 'odometer', 'auction', 'lot_id'] as const;
 
-/** A comparable as the dialects' JSON array gives it. */
-export type ComparableTuple = [auction: string, lotId: number, year: number | null, price: number, retailValue: number | null, odometer: number | null, primaryDamage: string | null, damageKey: string | null, saleDate: string];
+/** The comparables as the dialects' JSON gives them: one list per column of COMPARABLE_COLUMNS, in the same row order. */
+export type ComparableLists = [
+  prices: number[],
+  retailValues: (number | null)[],
+  damages: (string | null)[],
+  saleDates: string[],
+  years: number[],
+  odometers: (number | null)[],
+  auctions: string[],
+  lotIds: number[],
+];

@@ -66,4 +66,25 @@ describe('market statistics', () => {
       expect(shareOfRetailMedian(pairs), JSON.stringify(pairs)).toBe(referenceShare(pairs));
     }
   });
+
+  it('takes the middle pairs as a stable sort by ratio would, also among ratios whose doubles are equal', () => {
+    // What shareOfRetailMedian did before it sorted the ratios alone: the pairs sorted by their double, stably.
+    const stableSorted = (pairs: { price: number; retail: number | null }[]) => {
+      const shares = pairs.filter((p) => p.retail !== null && p.retail > 0).map((p) => ({ price: p.price, retail: p.retail! })).sort((a, b) => a.price / a.retail - b.price / b.retail);
+      if (shares.length === 0) return null;
+      const lower = shares[Math.floor((shares.length - 1) / 2)]!;
+      const upper = shares[Math.floor(shares.length / 2)]!;
+      return roundFraction({ n: BigInt(lower.price) * BigInt(upper.retail) + BigInt(upper.price) * BigInt(lower.retail), d: 2n * BigInt(lower.retail) * BigInt(upper.retail) }, 100n);
+    };
+    // 333333337 / 1000000007 and 333333338 / 1000000010 are one double, two fractions.
+    const twins = [{ price: 333_333_337, retail: 1_000_000_007 }, { price: 333_333_338, retail: 1_000_000_010 }];
+    expect(twins[0]!.price / twins[0]!.retail).toBe(twins[1]!.price / twins[1]!.retail);
+    const prng = new Prng(2024);
+    for (let round = 0; round < 400; round++) {
+      const pairs = Array.from({ length: prng.int(1, 30) }, () =>
+        prng.next() < 0.5 ? { ...twins[prng.int(0, 1)]! } : { price: prng.int(1, 4), retail: prng.next() < 0.1 ? null : prng.int(1, 12) },
+      );
+      expect(shareOfRetailMedian(pairs), JSON.stringify(pairs)).toBe(stableSorted(pairs));
+    }
+  });
 });

@@ -145,8 +145,8 @@ export interface StorageDialect extends DirectStatements {
    */
   readonly lotJson: RawBuilder<string>;
   /**
-   * The comparables of a market value as one JSON text (an aggregate over `lots`): an array of
-   * arrays in COMPARABLE_COLUMNS order (lot-rows.ts, market-rows.ts).
+   * What a market value's figures read of its comparables as one JSON text (an aggregate over
+   * `lots`): one array per column of COMPARABLE_COLUMNS, in the same row order (lot-rows.ts, market-rows.ts).
    */
   readonly comparablesJson: RawBuilder<string>;
   /** The catalogue's year as its filters compare it, so that each planner reads the make's sale-date index in order (catalogue-order.ts). */

@@ -1,23 +1,27 @@
-import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../database.ts';
-import type { Database } from '../schema.ts';
+import type { Database, LotRow } from '../schema.ts';
 import type { Lot, LotJson } from '../../domain/lot.ts';
 import type { CatalogueFilter, CataloguePosition, CatalogueSort } from '../../domain/catalogue.ts';
-import { lotFromRow, type ComparableTuple } from '../lot-rows.ts';
+import { lotFromRow, type ComparableLists } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { SALE_SORT_KEY } from '../migrations/0018-market.ts';
 
-/** A sold lot as the market's figures need it (contract, "Market value"). */
-export interface ComparableSale {
-  auction: string;
-  lotId: number;
-  year: number | null;
-  price: number;
-  retailValue: number | null;
-  odometer: number | null;
-  primaryDamage: string | null;
-  damageKey: string | null;
-  saleDate: string;
+/**
+ * What a market value reads of its comparables (contract, "Market value"), one list per column,
+ * the n-th entry of each list being the n-th comparable's: for the figures its price (above 0),
+ * retail value, damage as the feed spelled it (its key is marketKey of it) and sale date (ISO,
+ * UTC); to rank the closest sales also its year, odometer and key.
+ */
+export interface ComparableColumns {
+  prices: number[];
+  retailValues: (number | null)[];
+  damages: (string | null)[];
+  saleDates: string[];
+  years: number[];
+  odometers: (number | null)[];
+  auctions: string[];
+  lotIds: number[];
 }
 
 export interface ComparablesQuery {
@@ -105,56 +109,100 @@ export class MarketRepository {
       .limit(values.limit as number);
   }
 
-  /** Sold lots of one make and model, years and sale dates in range, priced above 0: a range of lots_market_idx, which covers them (0023). */
-  async comparables(query: ComparablesQuery): Promise<ComparableSale[]> {
-    const row = await this.comparablesQuery(query).executeTakeFirstOrThrow();
-    // One JSON text for all of them: a row object each was most of the call (market-rows.ts).
-    return (JSON.parse(row.sales) as ComparableTuple[]).map(([auction, lotId, year, price, retailValue, odometer, primaryDamage, damageKey, saleDate]) => ({
-      auction,
-      lotId,
-      year,
-      price,
-      retailValue,
-      odometer,
-      primaryDamage,
-      damageKey,
-      saleDate,
-    }));
+  /** The statements of comparables(), compiled once per shape (comparablesShape). */
+  private readonly comparableStatements = new Map<string, PreparedQuery<ComparableValues, { sales: string }>>();
+  /** The statements of lotsByKeys(), compiled once per count of keys. */
+  private readonly byKeys = new Map<number, PreparedQuery<Record<string, string | number>, LotRow>>();
+
+  /**
+   * What the figures read of the sold lots of one make and model, years and sale dates in range,
+   * priced above 0: a range of lots_market_idx per year, which covers them (0023), aggregated by
+   * the database into one JSON text (the dialect's comparablesJson).
+   */
+  async comparables(query: ComparablesQuery): Promise<ComparableColumns> {
+    const shape = comparablesShape(query);
+    let statement = this.comparableStatements.get(shape.key);
+    if (statement === undefined) {
+      statement = new PreparedQuery(this.db.kysely, Object.keys(shape.values), (values: ComparableValues) => this.comparablesStatement(shape, values));
+      this.comparableStatements.set(shape.key, statement);
+    }
+    const [row] = await statement.run(this.db, shape.values);
+    const [prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds] = JSON.parse(row!.sales) as ComparableLists;
+    return { prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds };
+  }
+
+  /** The statement of comparables(), apart so that its plan can be checked (test/storage/catalogue-plans.test.ts). */
+  comparablesQuery(query: ComparablesQuery) {
+    const shape = comparablesShape(query);
+    return this.comparablesStatement(shape, shape.values);
+  }
+
+  private comparablesStatement(shape: ComparablesShape, values: ComparableValues) {
+    return comparableRange(this.db.kysely.selectFrom('lots'), shape, values).select(this.db.dialect.comparablesJson.as('sales'));
   }
 
   /**
-   * The statement of comparables(), apart so that its plan can be checked (test/storage/catalogue-plans.test.ts).
-   * Only the columns the figures read, aggregated into one JSON text by the database (the
-   * dialect's comparablesJson; the VIN is compared in the index, never read).
+   * The lots named, in any order: a probe of the primary key each (a handful, a market value's
+   * closest sales), by a statement compiled once per count of keys (building it was most of the read).
    */
-  comparablesQuery(query: ComparablesQuery) {
-    let select = this.db.kysely
-      .selectFrom('lots')
-      .select(this.db.dialect.comparablesJson.as('sales'))
-      .where('make_key', '=', query.makeKey)
-      .where('model_key', '=', query.modelKey)
-      // The years listed, not a range: each is then an equality of lots_market_idx, so the sale
-      // dates after it are a range of the index too (a range of years left every sale date of
-      // those years to read and filter, most of them older than any window).
-      .where('year', 'in', Array.from({ length: query.yearMax - query.yearMin + 1 }, (_, i) => query.yearMin + i))
-      .where('sale_date', '>=', query.from)
-      .where('sale_date', '<=', query.to)
-      .where('price', '>', 0);
-    if (query.damageKey !== null) select = select.where('damage_key', '=', query.damageKey);
-    if (query.excludeVin !== null) select = select.where('vin', '<>', query.excludeVin);
-    return select;
-  }
-
-  /** The lots named, in any order: a probe of the primary key each (a handful). */
   async lotsByKeys(keys: readonly { auction: string; lotId: number }[]): Promise<Lot[]> {
     if (keys.length === 0) return [];
-    const rows = await this.db.kysely
-      .selectFrom('lots')
-      .selectAll()
-      .where((eb) => eb.or(keys.map((key) => eb.and([eb('auction', '=', key.auction), eb('lot_id', '=', key.lotId)]))))
-      .execute();
-    return rows.map(lotFromRow);
+    let statement = this.byKeys.get(keys.length);
+    if (statement === undefined) {
+      const names = keys.flatMap((_, i) => [`auction${i}`, `lotId${i}`]);
+      statement = new PreparedQuery(this.db.kysely, names, (values: Record<string, string | number>) =>
+        this.db.kysely
+          .selectFrom('lots')
+          .selectAll()
+          .where((eb) => eb.or(keys.map((_, i) => eb.and([eb('auction', '=', values[`auction${i}`] as string), eb('lot_id', '=', values[`lotId${i}`] as number)])))),
+      );
+      // Bounded as the catalogue's pages are: a caller may name any count of lots.
+      if (this.byKeys.size >= MAX_PAGE_SHAPES) this.byKeys.clear();
+      this.byKeys.set(keys.length, statement);
+    }
+    const values: Record<string, string | number> = {};
+    keys.forEach((key, i) => {
+      values[`auction${i}`] = key.auction;
+      values[`lotId${i}`] = key.lotId;
+    });
+    return (await statement.run(this.db, values)).map(lotFromRow);
   }
+}
+
+/** The values a comparables statement binds, by name (comparablesShape). */
+type ComparableValues = Record<string, string | number>;
+
+interface ComparablesShape {
+  /** Names the statement: the count of years, and whether a damage and a VIN are compared. */
+  key: string;
+  years: number;
+  values: ComparableValues;
+}
+
+function comparablesShape(query: ComparablesQuery): ComparablesShape {
+  const years = query.yearMax - query.yearMin + 1;
+  const values: ComparableValues = { makeKey: query.makeKey, modelKey: query.modelKey, from: query.from, to: query.to };
+  for (let i = 0; i < years; i++) values[`year${i}`] = query.yearMin + i;
+  if (query.damageKey !== null) values.damageKey = query.damageKey;
+  if (query.excludeVin !== null) values.excludeVin = query.excludeVin;
+  return { key: `${years};${query.damageKey !== null};${query.excludeVin !== null}`, years, values };
+}
+
+/** The comparables' conditions: sold lots of one make and model, years and sale dates in range, priced above 0, narrowed to a damage, not of a VIN. */
+function comparableRange<O>(select: SelectQueryBuilder<Database, 'lots', O>, shape: ComparablesShape, values: ComparableValues): SelectQueryBuilder<Database, 'lots', O> {
+  let range = select
+    .where('make_key', '=', values.makeKey as string)
+    .where('model_key', '=', values.modelKey as string)
+    // The years listed, not a range: each is then an equality of lots_market_idx, so the sale
+    // dates after it are a range of the index too (a range of years left every sale date of
+    // those years to read and filter, most of them older than any window).
+    .where('year', 'in', Array.from({ length: shape.years }, (_, i) => values[`year${i}`] as number))
+    .where('sale_date', '>=', values.from as string)
+    .where('sale_date', '<=', values.to as string)
+    .where('price', '>', 0);
+  if (values.damageKey !== undefined) range = range.where('damage_key', '=', values.damageKey as string);
+  if (values.excludeVin !== undefined) range = range.where('vin', '<>', values.excludeVin as string);
+  return range;
 }
 
 type Where = Expression<SqlBool>;

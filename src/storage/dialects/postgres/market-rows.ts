@@ -2,8 +2,9 @@ import { sql, type RawBuilder } from 'kysely';
 import { COMPARABLE_COLUMNS } from '../../lot-rows.ts';
 
 /**
- * PostgreSQL: the comparables of a market value as one JSON text, an array of arrays in
- * COMPARABLE_COLUMNS order ('[]' for none, where json_agg gives null), written by the server
- * rather than one row object each by the driver (sqlite/market-rows.ts says why).
+ * PostgreSQL: what a market value's figures read of its comparables as one JSON text, an array of
+ * one array per column of COMPARABLE_COLUMNS, each in the same row order (the aggregates of one
+ * statement see the rows in one order), '[]' for none where json_agg gives null
+ * (sqlite/market-rows.ts says why a list per column).
  */
-export const comparablesJsonPostgres: RawBuilder<string> = sql<string>`coalesce(json_agg(json_build_array(${sql.join(COMPARABLE_COLUMNS.map((column) => sql.ref(column)))})), '[]'::json)::text`;
+export const comparablesJsonPostgres: RawBuilder<string> = sql<string>`json_build_array(${sql.join(COMPARABLE_COLUMNS.map((column) => sql`coalesce(json_agg(${sql.ref(column)}), '[]'::json)`))})::text`;
