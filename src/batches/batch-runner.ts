@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import { MAX_BATCH_ITEMS, type Batch, type BatchItemResult } from '../domain/batch.ts';
+import { MAX_BATCH_ITEMS, type BatchItemResult } from '../domain/batch.ts';
 import { canSearch, type SearchPrincipal } from '../domain/principal.ts';
 import { SANDBOX_ALLOWANCE } from '../search/sandbox/catalogue.ts';
 import type { ItemDone, SearchOutcome, SearchPace, SearchService } from '../search/search-service.ts';
 import type { Db } from '../storage/database.ts';
-import type { PendingItem } from '../storage/repositories/batches-repository.ts';
+import type { ClaimedBatch, PendingItem } from '../storage/repositories/batches-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 import { inTransaction } from '../storage/transaction.ts';
 import { queueBatchCompleted } from '../webhooks/batch-events.ts';
@@ -131,12 +131,12 @@ export class BatchRunner {
     }
   }
 
-  private claim(limit: number): Promise<Batch[]> {
+  private claim(limit: number): Promise<ClaimedBatch[]> {
     return this.options.repos.batches.claim({ owner: this.owner, now: this.options.now(), leaseMs: this.leaseMs, limit });
   }
 
   /** Runs a claimed batch's remaining items, keeping its lease, and ends it when none is left. */
-  private async run(batch: Batch): Promise<void> {
+  private async run(batch: ClaimedBatch): Promise<void> {
     const { repos, log } = this.options;
     let lost = false;
     const renew = setInterval(() => {
@@ -178,19 +178,20 @@ export class BatchRunner {
    * evenly at the batch's share of the rate: a window's share taken in a burst at its start would
    * hold the event loop and the commits of the live searches beside it for that long.
    */
-  private async runItems(batch: Batch, principal: SearchPrincipal, pending: PendingItem[], go: () => boolean): Promise<void> {
+  private async runItems(batch: ClaimedBatch, principal: SearchPrincipal, pending: PendingItem[], go: () => boolean): Promise<void> {
     const rate = principal.subscription?.ratePerSecond ?? SANDBOX_ALLOWANCE.ratePerSecond;
     const share = batchShare(rate);
     const spacingMs = 1000 / share;
     let nextStart = performance.now();
     // Each try of a search waits for a start slot of its own, never earlier than the last one's
-    // plus the spacing, and not caught up after a wait (no burst). Without a wait, the next try
-    // still lets pending I/O in first.
-    const slot = (): Promise<void> => {
+    // plus the spacing, and not caught up after a wait (no burst). A slot due now starts at once
+    // (null): the search's commit waits for the next turn of the event loop anyway (group commit),
+    // so pending I/O gets in between a worker's items without a turn of their own.
+    const slot = (): Promise<void> | null => {
       const now = performance.now();
       const at = Math.max(now, nextStart);
       nextStart = at + spacingMs;
-      return at - now >= 1 ? sleep(at - now) : yieldToIo();
+      return at - now >= 1 ? sleep(at - now) : null;
     };
     const queue = pending.values();
     // Results the searches did not write (they committed nothing), a group at a time.
@@ -226,17 +227,18 @@ export class BatchRunner {
    * found it written by an earlier run (item_done).
    */
   private async runItem(
-    batch: Batch,
+    batch: ClaimedBatch,
     principal: SearchPrincipal,
     item: PendingItem,
     share: number,
-    slot: () => Promise<void>,
+    slot: () => Promise<void> | null,
     go: () => boolean,
   ): Promise<{ result: BatchItemResult | null; written: boolean }> {
     const { search } = this.options;
     const pace: SearchPace = { rateLimit: share, batchItem: { batchId: batch.id, index: item.index } };
     while (go()) {
-      await slot();
+      const wait = slot();
+      if (wait !== null) await wait;
       if (!go()) break;
       const outcome: SearchOutcome | ItemDone =
         'vin' in item.input
@@ -255,7 +257,7 @@ export class BatchRunner {
   }
 
   /** Marks the batch done and queues its batch.completed event, in one transaction: once, whichever runner gets there. */
-  private async finish(batch: Batch): Promise<void> {
+  private async finish(batch: ClaimedBatch): Promise<void> {
     const at = this.options.now();
     const queued = await inTransaction(this.options.db, async (tx) => {
       const done = await tx.batches.finish(batch.id, at);
@@ -267,8 +269,4 @@ export class BatchRunner {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function yieldToIo(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -46,14 +46,17 @@ export class BatchService {
     if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) return { kind: 'invalid', field: 'Idempotency-Key', messages: ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'] };
     const input: BatchInputResult = body.kind === 'json' ? itemsFromJson(body.body) : itemsFromCsv(body.text);
     if (!input.ok) return { kind: 'invalid', field: input.field, messages: input.messages };
+    // The items as read, whichever form they came in: the same list is the same batch. The same
+    // text is what the items are stored from.
+    const itemsJson = JSON.stringify(input.items);
     const result = await this.options.repos.batches.create({
       id: newId('bat'),
       accountId: principal.accountId,
       tokenId: principal.tokenId,
       items: input.items,
+      itemsJson,
       idempotencyKey: key ?? null,
-      // The items as read, whichever form they came in: the same list is the same batch.
-      bodyHash: createHash('sha256').update(JSON.stringify(input.items)).digest('hex'),
+      bodyHash: createHash('sha256').update(itemsJson).digest('hex'),
       at: this.options.now().toISOString(),
     });
     if (result.kind === 'exists') return result.sameBody ? { kind: 'replayed', batch: result.batch } : { kind: 'idempotency_conflict', batchId: result.batch.id };

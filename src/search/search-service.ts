@@ -10,7 +10,7 @@ import { checkVin } from '../domain/vin.ts';
 import type { NamedLot } from '../domain/report-snapshot.ts';
 import { SANDBOX_ALLOWANCE, SANDBOX_AUCTIONS, sandboxLots, sandboxVinOfLot } from './sandbox/catalogue.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
-import type { CommitResult } from '../storage/search-commit.ts';
+import type { CommitResult, SearchToCommit } from '../storage/search-commit.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { notFoundMessage } from './outcome-messages.ts';
 
@@ -378,9 +378,7 @@ export class SearchService {
     batchItem: SearchPace['batchItem'],
   ): Promise<CommitResult> {
     const asked = subject.kind === 'vin' ? subject.vin : lotSubject(subject.lot);
-    return this.options.repos.searchCommit.commit({
-      // The words outcomeOf's not_found answers with (the item's message, item-result.ts).
-      ...(batchItem && { batchItem: { ...batchItem, publicBaseUrl: this.options.publicBaseUrl, notFoundMessage: notFoundMessage(vin ?? asked, subject.kind === 'lot' ? subject.lot : null) } }),
+    const input: SearchToCommit = {
       principal,
       accountId: principal.accountId,
       tokenId: principal.tokenId,
@@ -394,7 +392,13 @@ export class SearchService {
       idempotencyKey,
       sandbox: principal.sandbox,
       kind: subject.kind === 'vin' ? 'search' : 'lot',
-    });
+    };
+    // The words outcomeOf's not_found answers with (the item's message, item-result.ts). Set
+    // after the literal rather than spread into it, which built every search's input through a copy.
+    if (batchItem) {
+      input.batchItem = { batchId: batchItem.batchId, index: batchItem.index, publicBaseUrl: this.options.publicBaseUrl, notFoundMessage: notFoundMessage(vin ?? asked, subject.kind === 'lot' ? subject.lot : null) };
+    }
+    return this.options.repos.searchCommit.commit(input);
   }
 
   /** The answer to a committed search, counted in the searches metric as the quota counts it. */

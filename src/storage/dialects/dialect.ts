@@ -203,6 +203,8 @@ export interface StorageDialect extends DirectStatements {
   sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
   // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).
   claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]>;
+  /** Stores a batch's items (batch-items.ts): `inputsJson` the JSON array of their inputs, in order; item i is its element i. */
+  insertBatchItems(kysely: Kysely<Database>, batchId: string, inputsJson: string): Promise<void>;
 
   // Next: the catalogue and market queries and the lot history (issues that follow) add their
   // dialect-specific statements here, each as a file in both folders, beside these.

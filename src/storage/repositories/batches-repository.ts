@@ -11,6 +11,8 @@ export interface NewBatch {
   accountId: string;
   tokenId: string;
   items: readonly BatchItemInput[];
+  /** `items` as JSON text, when the caller made it already (it hashes it): what the items are stored from. */
+  itemsJson?: string;
   idempotencyKey: string | null;
   bodyHash: string;
   at: string;
@@ -24,8 +26,12 @@ export interface PendingItem {
   input: BatchItemInput;
 }
 
-/** Items are written this many to a statement (a bound parameter count both databases take). */
-const INSERT_CHUNK = 200;
+/** A batch a runner took the lease of: which it is, and whose searches its items are. */
+export interface ClaimedBatch {
+  id: string;
+  accountId: string;
+  tokenId: string;
+}
 
 /** Batches and their items (0022). */
 export class BatchesRepository {
@@ -63,19 +69,7 @@ export class BatchesRepository {
             lease_until: null,
           })
           .execute();
-        for (let start = 0; start < batch.items.length; start += INSERT_CHUNK) {
-          const rows = batch.items.slice(start, start + INSERT_CHUNK).map((input, offset) => ({
-            batch_id: batch.id,
-            idx: start + offset,
-            input: JSON.stringify(input),
-            status: null,
-            report_id: null,
-            report_url: null,
-            message: null,
-            finished_at: null,
-          }));
-          await trx.insertInto('batch_items').values(rows).execute();
-        }
+        await this.db.dialect.insertBatchItems(trx, batch.id, batch.itemsJson ?? JSON.stringify(batch.items));
       });
     } catch (error) {
       // Two requests with one key at once: the one that lost answers the batch the other stored.
@@ -177,15 +171,19 @@ export class BatchesRepository {
     return rows.map((row) => ({ index: Number(row.idx), reportId: row.report_id! }));
   }
 
-  /** Takes the lease of up to `limit` unfinished batches that nobody holds (dialect: batch-claims.ts). */
-  async claim(options: { owner: string; now: Date; leaseMs: number; limit: number }): Promise<Batch[]> {
+  /**
+   * Takes the lease of up to `limit` unfinished batches that nobody holds (dialect: batch-claims.ts).
+   * Answers what the runner needs of each, without counting their items (a grouped read of every
+   * item of each batch, which the runner never looked at).
+   */
+  async claim(options: { owner: string; now: Date; leaseMs: number; limit: number }): Promise<ClaimedBatch[]> {
     const rows = await this.db.dialect.claimBatches(this.db.kysely, {
       owner: options.owner,
       now: options.now.toISOString(),
       leaseUntil: new Date(options.now.getTime() + options.leaseMs).toISOString(),
       limit: options.limit,
     });
-    return this.withCounts(rows);
+    return rows.map((row) => ({ id: row.id, accountId: row.account_id, tokenId: row.token_id }));
   }
 
   /** Extends a lease this owner holds; false when it lost it (another runner took the batch over). */

@@ -10,6 +10,7 @@ import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../../sch
 import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesPostgres } from './batch-claims.ts';
+import { insertBatchItemsPostgres } from './batch-items.ts';
 import type { SearchCommit } from '../../search-commit.ts';
 import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountPostgres } from './account-lock.ts';
@@ -150,6 +151,10 @@ export class PostgresStorageDialect implements StorageDialect {
   // Batches (issue 26).
   claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]> {
     return claimBatchesPostgres(kysely, claim);
+  }
+
+  insertBatchItems(kysely: Kysely<Database>, batchId: string, inputsJson: string): Promise<void> {
+    return insertBatchItemsPostgres(kysely, batchId, inputsJson);
   }
 }
 

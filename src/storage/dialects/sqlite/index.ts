@@ -10,6 +10,7 @@ import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../../sch
 import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesSqlite } from './batch-claims.ts';
+import { insertBatchItemsSqlite } from './batch-items.ts';
 import type { SearchCommit } from '../../search-commit.ts';
 import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
@@ -177,6 +178,10 @@ export class SqliteStorageDialect implements StorageDialect {
   // Batches (issue 26).
   claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]> {
     return claimBatchesSqlite(kysely, claim);
+  }
+
+  insertBatchItems(kysely: Kysely<Database>, batchId: string, inputsJson: string): Promise<void> {
+    return insertBatchItemsSqlite(kysely, batchId, inputsJson);
   }
 }
 
