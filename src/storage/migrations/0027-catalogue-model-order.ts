@@ -12,7 +12,7 @@ import { SALE_SORT_KEY } from './0018-market.ts';
  *
  * One direction only: `sale_date_desc` is the default and what a buyer browsing a model asks;
  * `sale_date_asc` keeps reading the make's ascending range (0023). Each index costs every upsert
- * (docs/benchmarks.md, "The catalogue's model index and the import").
+ * (docs/benchmarks.md, "The catalogue's model index (0027) and the import").
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index lots_model_sale_desc_idx on lots (make_key, model_key, ${SALE_SORT_KEY} desc, auction, lot_id desc, year)`.execute(db);
