@@ -20,7 +20,7 @@ import { migrateToLatest, openDatabase } from '../src/storage/database.ts';
 import { createRepositories } from '../src/storage/repositories/index.ts';
 import { createUnboundedCustomer, loadSyntheticLots, withIndexesBuiltAfter } from './support/bench-data.ts';
 import { replaceDocSection } from './support/benchmarks-doc.ts';
-import { Child, freePort, waitUntilReady } from './support/children.ts';
+import { Child, freePort, processCpuSeconds, waitUntilReady } from './support/children.ts';
 import { pacedLoad } from './support/paced-load.ts';
 import { prepareSearchDatabase } from './support/search-data.ts';
 import { measureThroughput } from './support/throughput.ts';
@@ -110,17 +110,48 @@ async function preparePostgres(url: string, log: (message: string) => void) {
     const { token } = await createUnboundedCustomer(repos, `-${randomBytes(4).toString('hex')}`);
     const serverUrl = new URL(url);
     serverUrl.searchParams.set('options', `-c search_path=${schema}`);
+    // Names the server's connections, so that their backends' CPU can be told from every other session's (backendCpu).
+    const applicationName = `bench_market_${randomBytes(4).toString('hex')}`;
+    serverUrl.searchParams.set('application_name', applicationName);
     const dropSchema = async () => {
       if (values.schema !== undefined) return;
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       await client.query(`drop schema "${schema}" cascade`).finally(() => client.end());
     };
-    return { vins, token, loadSeconds, databaseUrl: serverUrl.toString(), schema, dropSchema };
+    return { vins, token, loadSeconds, databaseUrl: serverUrl.toString(), schema, dropSchema, applicationName };
   } finally {
     await db.close();
     await admin.end();
   }
+}
+
+/**
+ * CPU seconds used so far by each PostgreSQL backend of the server's connections (by pid), read from
+ * /proc: the database's share of a request, which the server's own CPU leaves out. Null when the
+ * database server is not on this machine (or /proc cannot tell).
+ */
+async function backendCpu(url: string, applicationName: string): Promise<Map<number, number> | null> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [applicationName]);
+    const seconds = new Map<number, number>();
+    for (const { pid } of rows) seconds.set(pid, await processCpuSeconds(`/proc/${pid}/stat`));
+    return seconds;
+  } catch {
+    return null;
+  } finally {
+    await client.end();
+  }
+}
+
+/** What the backends used between two readings; a backend that started between them counts from zero. */
+function backendCpuBetween(before: Map<number, number> | null, after: Map<number, number> | null): number | null {
+  if (before === null || after === null) return null;
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
+  return total;
 }
 
 async function main(): Promise<void> {
@@ -211,17 +242,26 @@ async function main(): Promise<void> {
     const rows: string[] = [];
     const drains: string[] = [];
     const figures: Record<string, { closed: number; cpuMsPerRequest: number | null; p99: LatencySummary | null }> = {};
+    const databaseCpu: string[] = [];
     for (const [name, path] of chosen) {
       const drained = await drain();
       drains.push(`${name}: ${drained}`);
       log(`${name}: the server answers promptly (${drained}); closed load, ${settings.connections} connections, ${settings.duration} s`);
       // The server's CPU (every thread) per request of the measured run: what a mix costs whatever else the machine runs.
       let cpuBefore: number | null = null;
+      let backendsBefore: Map<number, number> | null = null;
       const closed = await measureThroughput({
         url: baseUrl, connections: settings.connections, durationSeconds: settings.duration, warmupSeconds: settings.warmup, path, headers,
-        onMeasuredRunStart: async () => { cpuBefore = await server.cpuSeconds(); },
+        onMeasuredRunStart: async () => {
+          cpuBefore = await server.cpuSeconds();
+          if (postgres !== null) backendsBefore = await backendCpu(values.postgres!, postgres.applicationName);
+        },
       });
       const cpuAfter = await server.cpuSeconds();
+      if (postgres !== null) {
+        const seconds = backendCpuBetween(backendsBefore, await backendCpu(values.postgres!, postgres.applicationName));
+        databaseCpu.push(`${name}: ${seconds === null || closed.total === 0 ? 'n/a' : ((seconds * 1000) / closed.total).toFixed(3)}`);
+      }
       const cpuMsPerRequest = cpuBefore !== null && cpuAfter !== null && closed.total > 0 ? ((cpuAfter - cpuBefore) * 1000) / closed.total : null;
       let paced: Awaited<ReturnType<typeof pacedLoad>> | null = null;
       if (!values['closed-only']) {
@@ -254,6 +294,7 @@ async function main(): Promise<void> {
       '',
       `The same ratio from the server's CPU per request (search's / catalogue's): ${cpuRatios.join('; ')}.`,
       '',
+      ...(postgres === null ? [] : [`PostgreSQL's CPU per request (closed), the server's connections' backends, ms: ${databaseCpu.join('; ')}.`, '']),
       `Waited before each mix until the server answered three probes within 20 ms: ${drains.join('; ')}.`,
     ].join('\n');
     process.stdout.write(`\n${markdown}\n`);

@@ -11,7 +11,7 @@ function statCpuSeconds(stat: string): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-async function processCpuSeconds(statFile: string): Promise<number> {
+export async function processCpuSeconds(statFile: string): Promise<number> {
   return statCpuSeconds(await readFile(statFile, 'utf8'));
 }
 

@@ -28,6 +28,7 @@ import * as batches from './0022-batches.ts';
 import * as catalogueOrderIndexes from './0023-catalogue-order-indexes.ts';
 import * as lotSightings from './0024-lot-sightings.ts';
 import * as namedReportSnapshots from './0025-named-report-snapshots.ts';
+import * as catalogueModelOrder from './0027-catalogue-model-order.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -65,4 +66,6 @@ export const migrations: Record<string, Migration> = {
   '0024-lot-sightings': lotSightings,
   // Issue 29, item 7: report snapshots that name lot versions.
   '0025-named-report-snapshots': namedReportSnapshots,
+  // The catalogue read in order by make and model, newest first (issue 24, catalogue throughput).
+  '0027-catalogue-model-order': catalogueModelOrder,
 };
