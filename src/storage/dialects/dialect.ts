@@ -89,6 +89,12 @@ export interface BulkWriter {
   walAutocheckpoint: number;
 }
 
+/** An index and the statement that makes it (lots-indexes.ts): what a bulk load drops and builds again. */
+export interface IndexDefinition {
+  name: string;
+  definition: string;
+}
+
 /** A stored lot as an import batch compares it (lot history): its JSON text (LotJson) and its listing state. */
 export interface StoredLotJson {
   auction: string;
@@ -166,6 +172,9 @@ export interface StorageDialect extends DirectStatements {
   updateLots(kysely: Kysely<Database>, updates: readonly LotUpdate[], at: string, source: string): Promise<void>;
   /** Settings of this connection for loading lots in bulk (the import and seed commands). */
   tuneForBulkLoad(kysely: Kysely<Database>): Promise<void>;
+  /** The lots table's indexes other than its primary key and unique ones (lots-indexes.ts), in name order. */
+  secondaryLotsIndexes(kysely: Kysely<Database>): Promise<IndexDefinition[]>;
+  indexExists(kysely: Kysely<Database>, name: string): Promise<boolean>;
 
   // The search commit (search-commit.ts), one per database, built when first asked for.
   searchCommit(): SearchCommit;

@@ -5,6 +5,7 @@ import type { Database } from '../schema.ts';
 import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../../domain/lot.ts';
 import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
+import { buildDeferredIndexes, deferLotsIndexesWhileEmpty } from '../deferred-indexes.ts';
 import { normaliseSource } from '../../domain/lot-history.ts';
 import { appendVersions, batchKeys, planBatch, type BatchPlan } from './lot-versions.ts';
 import type { AfterLotsWritten, LotsTransaction, LotsWrittenHook } from './lots-written.ts';
@@ -112,6 +113,20 @@ export class LotsRepository {
    */
   tuneForBulkLoad(): Promise<void> {
     return this.db.dialect.tuneForBulkLoad(this.db.kysely);
+  }
+
+  /**
+   * A bulk load into an empty table: drops the secondary indexes of lots for the load, safely
+   * (deferred-indexes.ts); true when it did, and the caller then calls buildDeferredIndexes once
+   * the load ends, failed or not. A table that has lots keeps its indexes.
+   */
+  deferIndexesWhileEmpty(): Promise<boolean> {
+    return deferLotsIndexesWhileEmpty(this.db);
+  }
+
+  /** Builds the indexes a bulk load deferred (deferIndexesWhileEmpty). */
+  async buildDeferredIndexes(): Promise<void> {
+    await buildDeferredIndexes(this.db);
   }
 
   /**

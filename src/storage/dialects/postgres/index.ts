@@ -11,7 +11,7 @@ import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesPostgres } from './batch-claims.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountPostgres } from './account-lock.ts';
 import { insertAttemptsPostgres } from './auth-attempts.ts';
 import { BatchedReads } from './batched-reads.ts';
@@ -21,6 +21,7 @@ import { lotJsonOfRowPostgres, lotsJsonByVinsPostgres } from './lot-json.ts';
 import { lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
 import { updateLotsPostgres, upsertLotsPostgres } from './lots-upsert.ts';
+import { indexExistsPostgres, secondaryLotsIndexesPostgres } from './lots-indexes.ts';
 import { claimMailPostgres } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
 import { PostgresSearchCommit } from './search-commit.ts';
@@ -110,6 +111,14 @@ export class PostgresStorageDialect implements StorageDialect {
 
   /** Nothing: PostgreSQL loads in bulk with its settings as they are. */
   async tuneForBulkLoad(): Promise<void> {}
+
+  secondaryLotsIndexes(kysely: Kysely<Database>): Promise<IndexDefinition[]> {
+    return secondaryLotsIndexesPostgres(kysely);
+  }
+
+  indexExists(kysely: Kysely<Database>, name: string): Promise<boolean> {
+    return indexExistsPostgres(kysely, name);
+  }
 
   bulkWriter(): null {
     return null;

@@ -11,7 +11,7 @@ import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesSqlite } from './batch-claims.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
 import { insertAttemptsSqlite } from './auth-attempts.ts';
 import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpointer } from './checkpointer.ts';
@@ -21,6 +21,7 @@ import { lotJsonOfRowSqlite, lotsJsonByVinSqlite, withImages } from './lot-json.
 import { lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
 import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
 import { tuneSqliteForBulkLoad, updateLotsSqlite, upsertLotsSqlite } from './lots-upsert.ts';
+import { indexExistsSqlite, secondaryLotsIndexesSqlite } from './lots-indexes.ts';
 import { claimMailSqlite } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
 import { SqliteSearchCommit } from './search-commit.ts';
@@ -136,6 +137,14 @@ export class SqliteStorageDialect implements StorageDialect {
 
   tuneForBulkLoad(kysely: Kysely<Database>): Promise<void> {
     return tuneSqliteForBulkLoad(kysely);
+  }
+
+  secondaryLotsIndexes(kysely: Kysely<Database>): Promise<IndexDefinition[]> {
+    return secondaryLotsIndexesSqlite(kysely);
+  }
+
+  indexExists(kysely: Kysely<Database>, name: string): Promise<boolean> {
+    return indexExistsSqlite(kysely, name);
   }
 
   /** In the server, on a thread of its own (stopped when the database closes); else on this connection. */
