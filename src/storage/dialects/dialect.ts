@@ -89,6 +89,16 @@ export interface BulkWriter {
   walAutocheckpoint: number;
 }
 
+/** A lot version to append (lot history: lot-versions.ts). */
+export interface LotVersionRow {
+  auction: string;
+  lot_id: number;
+  observed_at: string;
+  source: string;
+  /** The changes, JSON text (domain/lot-history.ts, LotChanges). */
+  changed: string;
+}
+
 /** An index and the statement that makes it (lots-indexes.ts): what a bulk load drops and builds again. */
 export interface IndexDefinition {
   name: string;
@@ -210,6 +220,14 @@ export interface StorageDialect extends DirectStatements {
   touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
   /** Marks these lots, which a batch left unchanged and in their listing, seen at `at` in lot_sightings (0024), without writing their rows. */
   sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
+  /**
+   * Per lot, whether its stored row holds exactly its values and is in its listing, checked in the
+   * database (lot-history.ts); null where the dialect leaves that to the batch's read of the stored
+   * lots (storedLotsByKey) and planBatch's comparison.
+   */
+  unchangedLots(kysely: Kysely<Database>, lots: readonly Lot[]): Promise<boolean[] | null>;
+  /** Appends these versions in the caller's transaction (lot-history.ts). */
+  appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void>;
   // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).
   claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]>;
 

@@ -11,14 +11,14 @@ import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesPostgres } from './batch-claims.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, LotVersionRow, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountPostgres } from './account-lock.ts';
 import { insertAttemptsPostgres } from './auth-attempts.ts';
 import { BatchedReads } from './batched-reads.ts';
 import { isPostgresUniqueViolation, openPostgres } from './connection.ts';
 import { runPooled } from './direct-statements.ts';
 import { lotJsonOfRowPostgres, lotsJsonByVinsPostgres } from './lot-json.ts';
-import { lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
+import { appendVersionsPostgres, lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
 import { updateLotsPostgres, upsertLotsPostgres } from './lots-upsert.ts';
 import { indexExistsPostgres, secondaryLotsIndexesPostgres } from './lots-indexes.ts';
@@ -107,6 +107,18 @@ export class PostgresStorageDialect implements StorageDialect {
 
   sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {
     return sightLotsPostgres(kysely, keys, at);
+  }
+
+  /**
+   * None: a probe a lot would be a round trip a lot; the batch's one read of the stored lots
+   * (storedLotsByKey) and planBatch's comparison find the unchanged ones.
+   */
+  async unchangedLots(): Promise<null> {
+    return null;
+  }
+
+  appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void> {
+    return appendVersionsPostgres(kysely, versions);
   }
 
   /** Nothing: PostgreSQL loads in bulk with its settings as they are. */

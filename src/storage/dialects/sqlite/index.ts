@@ -11,14 +11,14 @@ import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesSqlite } from './batch-claims.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, LotVersionRow, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
 import { insertAttemptsSqlite } from './auth-attempts.ts';
 import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpointer } from './checkpointer.ts';
 import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
 import { runDirect } from './direct-statements.ts';
 import { lotJsonOfRowSqlite, lotsJsonByVinSqlite, withImages } from './lot-json.ts';
-import { lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
+import { appendVersionsSqlite, lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite, unchangedLotsSqlite } from './lot-history.ts';
 import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
 import { tuneSqliteForBulkLoad, updateLotsSqlite, upsertLotsSqlite } from './lots-upsert.ts';
 import { indexExistsSqlite, secondaryLotsIndexesSqlite } from './lots-indexes.ts';
@@ -107,11 +107,11 @@ export class SqliteStorageDialect implements StorageDialect {
   }
 
   upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]> {
-    return upsertLotsSqlite(kysely, lots, at, source);
+    return upsertLotsSqlite(kysely, this.raw, lots, at, source);
   }
 
   updateLots(kysely: Kysely<Database>, updates: readonly LotUpdate[], at: string): Promise<void> {
-    return updateLotsSqlite(kysely, updates, at);
+    return updateLotsSqlite(kysely, this.raw, updates, at);
   }
 
   // Lot history (lot-history.ts).
@@ -133,6 +133,14 @@ export class SqliteStorageDialect implements StorageDialect {
 
   sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void> {
     return sightLotsSqlite(kysely, keys, at);
+  }
+
+  unchangedLots(kysely: Kysely<Database>, lots: readonly Lot[]): Promise<boolean[]> {
+    return unchangedLotsSqlite(kysely, this.raw, lots);
+  }
+
+  appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void> {
+    return appendVersionsSqlite(kysely, this.raw, versions);
   }
 
   tuneForBulkLoad(kysely: Kysely<Database>): Promise<void> {
