@@ -3,7 +3,7 @@ import { loadConfig, type Config } from '../config.ts';
 import type { Container } from '../container.ts';
 import { MemoryRateLimiter } from '../limits/rate/memory-rate-limiter.ts';
 import { loggerOptions } from '../observability/logger.ts';
-import { migrateToLatest, openDatabase, type Db } from '../storage/database.ts';
+import { migrateToLatest, openDatabase, servingProcesses, type Db } from '../storage/database.ts';
 
 export interface CommandContext {
   config: Config;
@@ -39,4 +39,14 @@ export async function withDatabase<T>(run: (context: CommandContext) => Promise<
     await rateLimiter.close();
     await db.close();
   }
+}
+
+/**
+ * Whether a bulk load may build the lots' indexes after it (storage/deferred-indexes.ts), which it
+ * does only into an empty catalogue: not when a server serves the SQLite file meanwhile, whose
+ * searches would read the table without them. A PostgreSQL database cannot tell who else reads it;
+ * a server on an empty catalogue has nothing to find yet, so the load defers there too.
+ */
+export function mayDeferIndexes(config: Config): boolean {
+  return config.database.kind !== 'sqlite' || servingProcesses(config.database.file).length === 0;
 }

@@ -17,6 +17,8 @@ import type { SourceRecord } from './sources/source-record.ts';
 export type ImportRecordsOptions = Omit<ImportLotsOptions, 'lots'> & {
   /** Tune the connection for a bulk load first (the import and seed commands; never the server). */
   bulkLoad?: boolean;
+  /** Into an empty catalogue that no server reads meanwhile: build the lots' secondary indexes after the load (importFiles). */
+  deferIndexes?: boolean;
 };
 
 /** A feed's file from this size on is parsed on a worker thread, beside the batches being stored. */
@@ -78,17 +80,36 @@ export class IngestService {
     return this.lots.count();
   }
 
-  /** `vinhistory import`: files (or stdin, '-') one after the other, each file's outcome in order. */
-  async importFiles(files: readonly string[], options: ImportFilesOptions): Promise<FileResult[]> {
+  /**
+   * `vinhistory import`: files (or stdin, '-') one after the other, each file's outcome in order.
+   * Into an empty catalogue, with `deferIndexes` (no server reads the database meanwhile), the
+   * lots' secondary indexes are built once the files are stored rather than lot by lot.
+   */
+  async importFiles(files: readonly string[], options: ImportFilesOptions & { deferIndexes?: boolean }): Promise<FileResult[]> {
+    const { deferIndexes, ...importOptions } = options;
     await this.lots.tuneForBulkLoad();
-    return importFiles(files, options, { lots: this.lots, dataDir: this.dataDir });
+    return this.withIndexesDeferred(deferIndexes === true, () => importFiles(files, importOptions, { lots: this.lots, dataDir: this.dataDir }));
   }
 
   /** Records already read (a generator, a file of the demo data), prepared and stored in batches. */
   async importRecords(records: AsyncIterable<SourceRecord>, options: ImportRecordsOptions = {}): Promise<ImportSummary> {
-    const { bulkLoad, ...importOptions } = options;
+    const { bulkLoad, deferIndexes, ...importOptions } = options;
     if (bulkLoad) await this.lots.tuneForBulkLoad();
-    return importLots(records, { ...importOptions, lots: this.lots });
+    return this.withIndexesDeferred(deferIndexes === true, () => importLots(records, { ...importOptions, lots: this.lots }));
+  }
+
+  /**
+   * Runs a load with the lots' secondary indexes dropped if asked and the catalogue is empty, and
+   * builds them again when it ends, however it ends (a process that dies meanwhile leaves them to
+   * the next start: storage/deferred-indexes.ts).
+   */
+  private async withIndexesDeferred<T>(defer: boolean, load: () => Promise<T>): Promise<T> {
+    if (!defer || !(await this.lots.deferIndexesWhileEmpty())) return load();
+    try {
+      return await load();
+    } finally {
+      await this.lots.buildDeferredIndexes();
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import { isPostgresBusy } from './dialects/postgres/connection.ts';
 import { openPostgresStorage } from './dialects/postgres/index.ts';
 import { isSqliteBusy } from './dialects/sqlite/connection.ts';
 import { openSqliteStorage } from './dialects/sqlite/index.ts';
+import { buildDeferredIndexes } from './deferred-indexes.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -115,6 +116,8 @@ export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
   const result = await migrator.migrateToLatest();
   // eslint-disable-next-line @typescript-eslint/only-throw-error -- Kysely's migration error, passed on as the migrator caught it.
   if (result.error) throw result.error;
+  // A bulk load that died before building its indexes again (deferred-indexes.ts): build them now.
+  await buildDeferredIndexes(db);
   return result;
 }
 

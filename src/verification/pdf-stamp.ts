@@ -1,4 +1,11 @@
-import { PDFDocument } from 'pdf-lib';
+import type { PDFDocument } from 'pdf-lib';
+
+/**
+ * pdf-lib, loaded when a PDF is first stamped or read: loading it took about half a second of CPU
+ * at the start of every process that builds the services (the server, and every command, such as
+ * `vinhistory import`: docs/benchmarks.md, "Re-imports"), most of which never touch a PDF.
+ */
+const pdfLib = () => import('pdf-lib');
 
 /** What a report PDF carries in its document information, for /verify to find the report by. */
 export interface PdfStamp {
@@ -17,6 +24,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
  * back from an upload without rendering the pages. pdf-lib rewrites the file; the pages stay as printed.
  */
 export async function stampPdf(pdf: Uint8Array, stamp: PdfStamp): Promise<Buffer> {
+  const { PDFDocument } = await pdfLib();
   const doc = await PDFDocument.load(pdf, { updateMetadata: false });
   doc.setSubject(stamp.reportUrl);
   doc.setKeywords([KEYWORD, `report:${stamp.reportId}`, `sha256:${stamp.digest}`]);
@@ -25,6 +33,7 @@ export async function stampPdf(pdf: Uint8Array, stamp: PdfStamp): Promise<Buffer
 
 /** The stamp of a report PDF; null when the file is not a PDF or carries none. */
 export async function readPdfStamp(bytes: Uint8Array): Promise<PdfStamp | null> {
+  const { PDFDocument } = await pdfLib();
   let doc: PDFDocument;
   try {
     doc = await PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true, throwOnInvalidObject: false });

@@ -5,7 +5,7 @@ import { BULK_LOAD_BATCH_SIZE } from '../../ingest/import-lots.ts';
 import { addSummaries, emptySummary, type ImportSummary } from '../../ingest/import-summary.ts';
 import { FORMATS, type FormatName } from '../../ingest/sources/open-lot-source.ts';
 import { CliError } from '../cli-error.ts';
-import { withDatabase } from '../database.ts';
+import { mayDeferIndexes, withDatabase } from '../database.ts';
 import { parsePositiveInteger } from '../options.ts';
 
 interface ImportOptions {
@@ -80,8 +80,9 @@ export function registerImportCommand(program: Command): void {
 
       let results: FileResult[];
       try {
-        results = await withDatabase(({ services }) =>
+        results = await withDatabase(({ config, services }) =>
           services.ingest.importFiles(files, {
+            deferIndexes: mayDeferIndexes(config),
             format: options.format,
             mapping,
             batchSize: options.batchSize,

@@ -4,7 +4,7 @@ import type { ImportSummary } from '../../ingest/import-summary.ts';
 import { seedLots, type SeedOutcome } from '../../dev/seed/seed-lots.ts';
 import { MAX_SYNTHETIC_LOTS } from '../../dev/seed/synthetic-lots.ts';
 import { CliError } from '../cli-error.ts';
-import { withDatabase } from '../database.ts';
+import { mayDeferIndexes, withDatabase } from '../database.ts';
 import { parseNonNegativeInteger, parsePositiveInteger } from '../options.ts';
 
 interface SeedOptions {
@@ -53,8 +53,9 @@ export function registerSeedCommand(program: Command): void {
       process.on('SIGTERM', onSignal);
       let outcome: SeedOutcome;
       try {
-        outcome = await withDatabase(({ services }) =>
+        outcome = await withDatabase(({ config, services }) =>
           seedLots(services.ingest, {
+            deferIndexes: mayDeferIndexes(config),
             count: options.lots,
             seed: options.seed,
             batchSize: options.batchSize,

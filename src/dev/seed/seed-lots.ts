@@ -15,6 +15,8 @@ export interface SeedLotsOptions {
   progress: boolean;
   /** Stops writing: the batch in hand is stored, and the outcome says `interrupted`. */
   signal: AbortSignal;
+  /** Into an empty catalogue: build the lots' secondary indexes after the load (ingest-service.ts). */
+  deferIndexes?: boolean;
 }
 
 export interface SeedOutcome {
@@ -45,6 +47,7 @@ export async function seedLots(ingest: IngestService, options: SeedLotsOptions):
   try {
     await ingest.importRecords(syntheticRecords(options.count, options.seed, sample), {
       bulkLoad: true,
+      deferIndexes: options.deferIndexes === true,
       source: 'seed',
       batchSize: options.batchSize,
       summary,

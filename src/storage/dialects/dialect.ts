@@ -89,6 +89,22 @@ export interface BulkWriter {
   walAutocheckpoint: number;
 }
 
+/** A lot version to append (lot history: lot-versions.ts). */
+export interface LotVersionRow {
+  auction: string;
+  lot_id: number;
+  observed_at: string;
+  source: string;
+  /** The changes, JSON text (domain/lot-history.ts, LotChanges). */
+  changed: string;
+}
+
+/** An index and the statement that makes it (lots-indexes.ts): what a bulk load drops and builds again. */
+export interface IndexDefinition {
+  name: string;
+  definition: string;
+}
+
 /** A stored lot as an import batch compares it (lot history): its JSON text (LotJson) and its listing state. */
 export interface StoredLotJson {
   auction: string;
@@ -166,6 +182,9 @@ export interface StorageDialect extends DirectStatements {
   updateLots(kysely: Kysely<Database>, updates: readonly LotUpdate[], at: string, source: string): Promise<void>;
   /** Settings of this connection for loading lots in bulk (the import and seed commands). */
   tuneForBulkLoad(kysely: Kysely<Database>): Promise<void>;
+  /** The lots table's indexes other than its primary key and unique ones (lots-indexes.ts), in name order. */
+  secondaryLotsIndexes(kysely: Kysely<Database>): Promise<IndexDefinition[]>;
+  indexExists(kysely: Kysely<Database>, name: string): Promise<boolean>;
 
   // The search commit (search-commit.ts), one per database, built when first asked for.
   searchCommit(): SearchCommit;
@@ -201,6 +220,14 @@ export interface StorageDialect extends DirectStatements {
   touchLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
   /** Marks these lots, which a batch left unchanged and in their listing, seen at `at` in lot_sightings (0024), without writing their rows. */
   sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
+  /**
+   * Per lot, whether its stored row holds exactly its values and is in its listing, checked in the
+   * database (lot-history.ts); null where the dialect leaves that to the batch's read of the stored
+   * lots (storedLotsByKey) and planBatch's comparison.
+   */
+  unchangedLots(kysely: Kysely<Database>, lots: readonly Lot[]): Promise<boolean[] | null>;
+  /** Appends these versions in the caller's transaction (lot-history.ts). */
+  appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void>;
   // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).
   claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]>;
   /** Stores a batch's items (batch-items.ts): `inputsJson` the JSON array of their inputs, in order; item i is its element i. */

@@ -12,7 +12,7 @@ import {
 } from '../../domain/lot-history.ts';
 import type { LotRef } from '../../domain/lot-ref.ts';
 import { lotFromRow } from '../lot-rows.ts';
-import { appendVersions, lotKey, type VersionRow } from './lot-versions.ts';
+import { lotKey, type VersionRow } from './lot-versions.ts';
 
 /** What a listing change did: how many of the lots named changed their listing (the others already had it, or are not known). */
 export interface ListingResult {
@@ -102,7 +102,7 @@ export class LotHistoryRepository {
           await kysely.updateTable('lots').set({ left_listing_at: at }).where('auction', '=', row.auction).where('lot_id', '=', row.lot_id).execute();
         }
       }
-      await appendVersions(kysely, versions);
+      await this.db.dialect.appendVersions(kysely, versions);
       return { changed: moving.length };
     };
     if (this.db.kysely.isTransaction) return write(this.db.kysely);

@@ -1,22 +1,14 @@
-import type { Kysely } from 'kysely';
 import { LISTING_FIELD, lotChanges, type LotChanges } from '../../domain/lot-history.ts';
 import type { LotRef } from '../../domain/lot-ref.ts';
 import { LOT_FIELDS, lotJson, type Lot } from '../../domain/lot.ts';
-import type { LotUpdate, StoredLotJson } from '../dialects/dialect.ts';
+import type { LotUpdate, LotVersionRow, StoredLotJson } from '../dialects/dialect.ts';
 import { mergeLot } from '../lot-rows.ts';
-import type { Database } from '../schema.ts';
 
 /** A lot on its way in, with the values derived for it (lots-repository.ts, IncomingLot). */
 type Incoming = Lot & { readonly derived?: Partial<Lot> | undefined };
 
-/** A version row to append. */
-export interface VersionRow {
-  auction: string;
-  lot_id: number;
-  observed_at: string;
-  source: string;
-  changed: string;
-}
+/** A version row to append (appended by the dialect's appendVersions). */
+export type VersionRow = LotVersionRow;
 
 /** What a batch leaves in the history: the versions to append and the lots seen that no upsert wrote. */
 export interface BatchHistory {
@@ -34,11 +26,13 @@ export interface BatchHistory {
 
 export const lotKey = (auction: string, lotId: number) => `${auction}\u0000${lotId}`;
 
-/** The batch's distinct lots, in their first order. */
-export function batchKeys(lots: readonly Lot[]): LotRef[] {
+/** The batch's distinct lots, in their first order; without the lines `same` marks (found unchanged already: probeBatch). */
+export function batchKeys(lots: readonly Lot[], same: readonly boolean[] | null = null): LotRef[] {
   const seen = new Set<string>();
   const keys: LotRef[] = [];
-  for (const lot of lots) {
+  for (let i = 0; i < lots.length; i++) {
+    if (same?.[i]) continue;
+    const lot = lots[i]!;
     const key = lotKey(lot.auction, lot.lot_id);
     if (seen.has(key)) continue;
     seen.add(key);
@@ -102,15 +96,24 @@ export function planBatch(
   derivable: ReadonlySet<string>,
   at: string,
   source: string,
+  same: readonly boolean[] | null = null,
 ): BatchPlan {
   const states = new Map<string, StoredState>();
   for (const row of before) states.set(lotKey(row.auction, row.lot_id), { row, original: null, lot: null, lines: [], written: false, filled: false });
   const write = new Array<boolean>(lots.length);
   const known = new Array<boolean>(lots.length);
+  const sighted: LotRef[] = [];
   // In the order of their first changing line, so that concurrent imports of one file lock rows in one order (PostgreSQL).
   const changing: StoredState[] = [];
   for (let i = 0; i < lots.length; i++) {
     const line = lots[i]!;
+    if (same?.[i]) {
+      // Its lot's only line, equal to the stored lot, which is in its listing (probeBatch): seen, nothing else.
+      known[i] = true;
+      write[i] = false;
+      sighted.push({ auction: line.auction, lotId: line.lot_id });
+      continue;
+    }
     const state = states.get(lotKey(line.auction, line.lot_id));
     known[i] = state !== undefined;
     if (!state) {
@@ -153,7 +156,6 @@ export function planBatch(
   }
   const versions: VersionRow[] = [];
   const touched: LotRef[] = [];
-  const sighted: LotRef[] = [];
   for (const { row, original, lot, written, filled } of states.values()) {
     // Nothing merged in and nothing filled: the lot is as it was (the common case of a re-import).
     const changed: LotChanges = (written || filled) && original && lot ? lotChanges(original, lot) : {};
@@ -167,9 +169,21 @@ export function planBatch(
   return { versions, touched, sighted, write, known, updates };
 }
 
-/** 500 rows a statement: five parameters each stays far below either database's limit. */
-export async function appendVersions(kysely: Kysely<Database>, versions: readonly VersionRow[]): Promise<void> {
-  for (let start = 0; start < versions.length; start += 500) {
-    await kysely.insertInto('lot_versions').values(versions.slice(start, start + 500)).execute();
+/**
+ * The lines a dialect may check against their stored lot in the database (the dialect's
+ * unchangedLots): a lot's only line in the batch, with no derived values to fill in. A lot named
+ * twice, or with derived values, goes through planBatch's merge, which follows its lines in order.
+ */
+export function probeCandidates(lots: readonly Incoming[]): number[] {
+  const count = new Map<string, number>();
+  for (const lot of lots) {
+    const key = lotKey(lot.auction, lot.lot_id);
+    count.set(key, (count.get(key) ?? 0) + 1);
   }
+  const candidates: number[] = [];
+  for (let i = 0; i < lots.length; i++) {
+    const lot = lots[i]!;
+    if (lot.derived === undefined && count.get(lotKey(lot.auction, lot.lot_id)) === 1) candidates.push(i);
+  }
+  return candidates;
 }

@@ -5,8 +5,9 @@ import type { Database } from '../schema.ts';
 import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../../domain/lot.ts';
 import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
+import { buildDeferredIndexes, deferLotsIndexesWhileEmpty } from '../deferred-indexes.ts';
 import { normaliseSource } from '../../domain/lot-history.ts';
-import { appendVersions, batchKeys, planBatch, type BatchPlan } from './lot-versions.ts';
+import { batchKeys, planBatch, probeCandidates, type BatchPlan } from './lot-versions.ts';
 import type { AfterLotsWritten, LotsTransaction, LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
 import { WatchesRepository } from './watches-repository.ts';
@@ -40,6 +41,12 @@ const DERIVABLE = new Set<string>(LOT_FIELDS.filter((field) => !['auction', 'lot
 export class LotsRepository {
   /** Built once: every search runs it. */
   private readonly byVin;
+  /**
+   * Whether the next batch asks the database which of its lines are unchanged before reading the
+   * others' stored lots (unchangedLines): while most lines of the batches before were unchanged
+   * (a re-import), not while they were new (a first import, whose lines would all miss).
+   */
+  private probeUnchanged = true;
   private readonly jsonByVin;
   private readonly vinOfLot;
 
@@ -115,6 +122,20 @@ export class LotsRepository {
   }
 
   /**
+   * A bulk load into an empty table: drops the secondary indexes of lots for the load, safely
+   * (deferred-indexes.ts); true when it did, and the caller then calls buildDeferredIndexes once
+   * the load ends, failed or not. A table that has lots keeps its indexes.
+   */
+  deferIndexesWhileEmpty(): Promise<boolean> {
+    return deferLotsIndexesWhileEmpty(this.db);
+  }
+
+  /** Builds the indexes a bulk load deferred (deferIndexesWhileEmpty). */
+  async buildDeferredIndexes(): Promise<void> {
+    await buildDeferredIndexes(this.db);
+  }
+
+  /**
    * Upserts one batch by (auction, lot_id) in one transaction (or in the caller's, when this
    * repository is bound to one), following mergeLot's rule, and counts exactly what happened to
    * each lot. A batch may name the same lot twice; the later line wins, as if the lines were loaded
@@ -146,14 +167,16 @@ export class LotsRepository {
           if (then) after.push(then);
         }
       }
-      const before = await this.db.dialect.storedLotsByKey(kysely, batchKeys(lots));
-      const plan = planBatch(before, lots, DERIVABLE, at, source);
+      const same = this.probeUnchanged ? await this.unchangedLines(kysely, lots) : null;
+      const before = await this.db.dialect.storedLotsByKey(kysely, batchKeys(lots, same));
+      const plan = planBatch(before, lots, DERIVABLE, at, source, same);
       const statuses = await this.writeLines(kysely, lots, plan, at, source);
       await fillDerived(kysely, lots, statuses, at);
-      await appendVersions(kysely, plan.versions);
+      await this.db.dialect.appendVersions(kysely, plan.versions);
       await this.db.dialect.touchLots(kysely, plan.touched, at);
       await this.db.dialect.sightLots(kysely, plan.sighted, at);
       for (const status of statuses) summary[status]++;
+      this.probeUnchanged = summary.unchanged * 2 >= lots.length;
       for (const then of after) {
         const done = await then({ lots, statuses });
         if (done?.events !== undefined) summary.events = (summary.events ?? 0) + done.events;
@@ -162,6 +185,20 @@ export class LotsRepository {
     if (this.db.kysely.isTransaction) await write(this.db.kysely);
     else await this.db.kysely.transaction().execute(write);
     return summary;
+  }
+
+  /**
+   * Per line, whether the database found it equal to its stored lot (the dialect's unchangedLots)
+   * among the lines that may be checked so (lot-versions.ts, probeCandidates); null where the
+   * dialect does not check.
+   */
+  private async unchangedLines(kysely: Kysely<Database>, lots: readonly IncomingLot[]): Promise<boolean[] | null> {
+    const candidates = probeCandidates(lots);
+    const probed = await this.db.dialect.unchangedLots(kysely, candidates.length === lots.length ? lots : candidates.map((i) => lots[i]!));
+    if (probed === null) return null;
+    const same = new Array<boolean>(lots.length).fill(false);
+    for (let j = 0; j < candidates.length; j++) same[candidates[j]!] = probed[j]!;
+    return same;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LISTING_FIELD, type LotVersion } from '../../../src/domain/lot-history.ts';
 import { LOT_FIELDS, lotJson, type Lot } from '../../../src/domain/lot.ts';
 import { Prng } from '../../../src/dev/seed/prng.ts';
@@ -140,5 +140,48 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
     ]);
     expect(history.last_seen_at).toBe('2026-11-24T00:00:00.000Z');
     expect(history.versions[0]!.changed.price).toEqual({ from: null, to: 100 });
+  });
+
+  it('finds the same outcome whether the batch asks the database for its unchanged lines first or compares them itself', async () => {
+    const probe = vi.spyOn(t.db.dialect, 'unchangedLots');
+    /** One scenario on its own lot ids: stored lots, then a batch of every kind of line; what it leaves. */
+    const scenario = async (base: number, probing: boolean) => {
+      const key = (i: number) => ({ auction: i % 2 ? 'copart' : 'iaai', lot_id: base + i, vin: VINS[i % 2]! });
+      const stored = Array.from({ length: 40 }, (_, i) => randomLot(new Prng(i), key(i)));
+      await t.repos.lots.upsertBatch(stored, { now: new Date('2026-11-01T00:00:00.000Z') });
+      // The batch before decides whether the next one probes: a re-import of every stored lot as it is, or new lots only.
+      const before = probing ? stored : Array.from({ length: 40 }, (_, i) => randomLot(new Prng(100 + i), key(100 + i)));
+      await t.repos.lots.upsertBatch(before, { now: new Date('2026-11-02T00:00:00.000Z') });
+      await t.repos.lotHistory.recordListing([{ auction: key(5).auction, lotId: key(5).lot_id }], 'left', { now: new Date('2026-11-03T00:00:00.000Z') });
+      const lines: Lot[] = [];
+      for (let i = 0; i < 40; i++) {
+        const lot = stored[i]!;
+        if (i % 4 === 0) lines.push({ ...lot, price: (lot.price ?? 0) + 1 }); // changed
+        else if (i % 7 === 0) lines.push({ ...lot, images: [] }); // thinner: unchanged under the merge rule, but not equal
+        else if (i % 9 === 0) lines.push({ ...lot }, { ...lot, odometer: 77 }); // twice in the batch
+        else lines.push({ ...lot }); // as stored (lot 5 is out of its listing)
+      }
+      lines.push(randomLot(new Prng(200), key(200))); // new
+      probe.mockClear();
+      const summary = await t.repos.lots.upsertBatch(lines, { now: new Date('2026-11-04T00:00:00.000Z'), source: 'batch.ndjson' });
+      const asked = probe.mock.calls.length > 0;
+      const found = (await Promise.all(probe.mock.results.map((result) => result.value as Promise<boolean[] | null>))).flatMap((same) => same ?? []).filter(Boolean).length;
+      const histories = [];
+      for (const i of [...Array.from({ length: 40 }, (_, i) => i), 200]) {
+        const history = lotHistory((await t.repos.lotHistory.historyOf({ auction: key(i).auction, lotId: key(i).lot_id }))!);
+        histories.push({ states: statesOf(history).map((state) => ({ ...state, lot_id: state.lot_id - base })), versions: history.versions.map((v) => [v.observed_at, v.source, { ...v.changed, lot_id: null }]), last: history.last_seen_at });
+      }
+      return { summary, histories, asked, found };
+    };
+    const probed = await scenario(29_400_000, true);
+    const compared = await scenario(29_500_000, false);
+    expect(probed.asked).toBe(true);
+    expect(compared.asked).toBe(false);
+    // SQLite checks in the database (most lines as stored); PostgreSQL leaves it to the comparison.
+    if (dialect === 'sqlite') expect(probed.found).toBeGreaterThan(15);
+    expect(probed.summary).toEqual({ inserted: 1, updated: 13, unchanged: 30 });
+    expect(probed.summary).toEqual(compared.summary);
+    expect(probed.histories).toEqual(compared.histories);
+    probe.mockRestore();
   });
 });

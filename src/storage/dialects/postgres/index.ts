@@ -12,16 +12,17 @@ import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesPostgres } from './batch-claims.ts';
 import { insertBatchItemsPostgres } from './batch-items.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, LotVersionRow, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountPostgres } from './account-lock.ts';
 import { insertAttemptsPostgres } from './auth-attempts.ts';
 import { BatchedReads } from './batched-reads.ts';
 import { isPostgresUniqueViolation, openPostgres } from './connection.ts';
 import { runPooled } from './direct-statements.ts';
 import { lotJsonOfRowPostgres, lotsJsonByVinsPostgres } from './lot-json.ts';
-import { lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
+import { appendVersionsPostgres, lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
 import { updateLotsPostgres, upsertLotsPostgres } from './lots-upsert.ts';
+import { indexExistsPostgres, secondaryLotsIndexesPostgres } from './lots-indexes.ts';
 import { claimMailPostgres } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
 import { PostgresSearchCommit } from './search-commit.ts';
@@ -109,8 +110,28 @@ export class PostgresStorageDialect implements StorageDialect {
     return sightLotsPostgres(kysely, keys, at);
   }
 
+  /**
+   * None: a probe a lot would be a round trip a lot; the batch's one read of the stored lots
+   * (storedLotsByKey) and planBatch's comparison find the unchanged ones.
+   */
+  async unchangedLots(): Promise<null> {
+    return null;
+  }
+
+  appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void> {
+    return appendVersionsPostgres(kysely, versions);
+  }
+
   /** Nothing: PostgreSQL loads in bulk with its settings as they are. */
   async tuneForBulkLoad(): Promise<void> {}
+
+  secondaryLotsIndexes(kysely: Kysely<Database>): Promise<IndexDefinition[]> {
+    return secondaryLotsIndexesPostgres(kysely);
+  }
+
+  indexExists(kysely: Kysely<Database>, name: string): Promise<boolean> {
+    return indexExistsPostgres(kysely, name);
+  }
 
   bulkWriter(): null {
     return null;

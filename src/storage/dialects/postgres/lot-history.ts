@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { LotRef } from '../../../domain/lot-ref.ts';
 import type { Database, LotRow } from '../../schema.ts';
-import type { StoredLotJson } from '../dialect.ts';
+import type { LotVersionRow, StoredLotJson } from '../dialect.ts';
 import { COLUMNS } from './lot-json.ts';
 
 const auctionsOf = (keys: readonly LotRef[]) => keys.map((key) => key.auction);
@@ -55,4 +55,11 @@ export async function sightLotsPostgres(kysely: Kysely<Database>, keys: readonly
   await sql`insert into lot_sightings (auction, lot_id, last_seen_at)
     select k.auction, k.lot_id, ${at} from unnest(${auctionsOf(keys)}::text[], ${lotIdsOf(keys)}::integer[]) as k(auction, lot_id)
     on conflict (auction, lot_id) do update set last_seen_at = excluded.last_seen_at`.execute(kysely);
+}
+
+/** PostgreSQL: 500 rows a statement (one round trip each); five parameters a row stays far below the protocol's limit. */
+export async function appendVersionsPostgres(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void> {
+  for (let start = 0; start < versions.length; start += 500) {
+    await kysely.insertInto('lot_versions').values(versions.slice(start, start + 500)).execute();
+  }
 }

@@ -12,16 +12,17 @@ import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesSqlite } from './batch-claims.ts';
 import { insertBatchItemsSqlite } from './batch-items.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, StorageDialect, StoredLotJson } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, LotVersionRow, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
 import { insertAttemptsSqlite } from './auth-attempts.ts';
 import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpointer } from './checkpointer.ts';
 import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
 import { runDirect } from './direct-statements.ts';
 import { lotJsonOfRowSqlite, lotsJsonByVinSqlite, withImages } from './lot-json.ts';
-import { lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite } from './lot-history.ts';
+import { appendVersionsSqlite, lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite, unchangedLotsSqlite } from './lot-history.ts';
 import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
 import { tuneSqliteForBulkLoad, updateLotsSqlite, upsertLotsSqlite } from './lots-upsert.ts';
+import { indexExistsSqlite, secondaryLotsIndexesSqlite } from './lots-indexes.ts';
 import { claimMailSqlite } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
 import { SqliteSearchCommit } from './search-commit.ts';
@@ -107,11 +108,11 @@ export class SqliteStorageDialect implements StorageDialect {
   }
 
   upsertLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]> {
-    return upsertLotsSqlite(kysely, lots, at, source);
+    return upsertLotsSqlite(kysely, this.raw, lots, at, source);
   }
 
   updateLots(kysely: Kysely<Database>, updates: readonly LotUpdate[], at: string): Promise<void> {
-    return updateLotsSqlite(kysely, updates, at);
+    return updateLotsSqlite(kysely, this.raw, updates, at);
   }
 
   // Lot history (lot-history.ts).
@@ -135,8 +136,24 @@ export class SqliteStorageDialect implements StorageDialect {
     return sightLotsSqlite(kysely, keys, at);
   }
 
+  unchangedLots(kysely: Kysely<Database>, lots: readonly Lot[]): Promise<boolean[]> {
+    return unchangedLotsSqlite(kysely, this.raw, lots);
+  }
+
+  appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void> {
+    return appendVersionsSqlite(kysely, this.raw, versions);
+  }
+
   tuneForBulkLoad(kysely: Kysely<Database>): Promise<void> {
     return tuneSqliteForBulkLoad(kysely);
+  }
+
+  secondaryLotsIndexes(kysely: Kysely<Database>): Promise<IndexDefinition[]> {
+    return secondaryLotsIndexesSqlite(kysely);
+  }
+
+  indexExists(kysely: Kysely<Database>, name: string): Promise<boolean> {
+    return indexExistsSqlite(kysely, name);
   }
 
   /** In the server, on a thread of its own (stopped when the database closes); else on this connection. */

@@ -1,7 +1,10 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import type { LotRef } from '../../../domain/lot-ref.ts';
+import { LOT_FIELDS, type Lot } from '../../../domain/lot.ts';
 import type { Database, LotRow } from '../../schema.ts';
-import type { StoredLotJson } from '../dialect.ts';
+import type { LotVersionRow, StoredLotJson } from '../dialect.ts';
+import { directStatement } from './direct-statements.ts';
 import { lotJsonPairs, withImages } from './lot-json.ts';
 
 /** Qualified: json_each has columns of its own (`type`, `key`, `value`) that would shadow a lot's. */
@@ -53,4 +56,50 @@ export async function sightLotsSqlite(kysely: Kysely<Database>, keys: readonly L
   await sql`insert into lot_sightings (auction, lot_id, last_seen_at)
     select k.value ->> 0, k.value ->> 1, ${at} from json_each(${keysJson(keys)}) as k where true
     on conflict (auction, lot_id) do update set last_seen_at = excluded.last_seen_at`.execute(kysely);
+}
+
+const APPEND_VERSION = 'insert into lot_versions (auction, lot_id, observed_at, source, changed) values (?, ?, ?, ?, ?)';
+
+/**
+ * SQLite: one prepared insert a version on better-sqlite3 itself, while the caller's transaction
+ * holds the connection (provideConnection): Kysely's multi-row insert compiled its statement anew
+ * for every 500 rows, some 13-25 µs a version against 6-7 µs this way (docs/benchmarks.md, "Re-imports").
+ */
+export async function appendVersionsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, versions: readonly LotVersionRow[]): Promise<void> {
+  if (versions.length === 0) return;
+  await kysely.getExecutor().provideConnection(async () => {
+    const insert = directStatement(raw, APPEND_VERSION);
+    for (const version of versions) insert.run(version.auction, version.lot_id, version.observed_at, version.source, version.changed);
+  });
+}
+
+/** Every field of a lot but its key, compared with `is` (equal, or both null); `images` as its stored JSON text. */
+const COMPARED = LOT_FIELDS.filter((field) => field !== 'auction' && field !== 'lot_id');
+const UNCHANGED_PROBE = `select 1 from lots where auction = ? and lot_id = ? and left_listing_at is null and ${COMPARED.map((field) => `"${field}" is ?`).join(' and ')}`;
+
+/**
+ * SQLite: per lot, one prepared probe of the primary key that compares the stored row's columns
+ * with the lot's values (rowParams' values: what the upsert would store), on better-sqlite3 itself
+ * while the batch's transaction holds the connection. A re-import's unchanged lines, most of them,
+ * then cost no JSON text built by SQLite, handed to JavaScript and compared with lotJson() of the
+ * line (about half the CPU a line: docs/benchmarks.md, "Re-imports"). Equal columns mean equal
+ * JSON texts; a lot that differs in any way (or is new, or out of its listing) is answered false,
+ * and the batch reads and merges it as before.
+ */
+export async function unchangedLotsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, lots: readonly Lot[]): Promise<boolean[]> {
+  if (lots.length === 0) return [];
+  return kysely.getExecutor().provideConnection(async () => {
+    const probe = directStatement(raw, UNCHANGED_PROBE).pluck();
+    const params: unknown[] = new Array<unknown>(COMPARED.length + 2);
+    const same = new Array<boolean>(lots.length);
+    for (let i = 0; i < lots.length; i++) {
+      const lot = lots[i]!;
+      params[0] = lot.auction;
+      params[1] = lot.lot_id;
+      let p = 2;
+      for (const field of COMPARED) params[p++] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
+      same[i] = probe.get(params) !== undefined;
+    }
+    return same;
+  });
 }

@@ -1,8 +1,10 @@
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import type BetterSqlite3 from 'better-sqlite3';
+import { sql, type Kysely } from 'kysely';
 import type { Lot } from '../../../domain/lot.ts';
 import type { Database } from '../../schema.ts';
 import { changedColumns, rowParams, upsertStatementSql, type LotUpsertStatus } from '../../lot-rows.ts';
 import type { LotUpdate } from '../dialect.ts';
+import { directStatement } from './direct-statements.ts';
 
 /**
  * WAL pages after which a bulk-loading connection checkpoints (copies the WAL back into the
@@ -22,6 +24,9 @@ const UPSERT_RETURNING = upsertStatementSql({ rows: 1, placeholder: () => '?', r
 /**
  * One prepared statement per lot on the transaction's own connection: SQLite runs in-process, so a
  * row costs no round trip, and better-sqlite3 binds one row faster than a multi-row VALUES list.
+ * The statements run on better-sqlite3 itself (direct-statements.ts) while the batch holds the
+ * connection through Kysely's provideConnection: through Kysely's driver each row cost a promise
+ * and the connection's mutex.
  *
  * What happened to each lot is read from the statement's own counters rather than from RETURNING
  * (a result row per lot costs SQLite a fifth of the statement's time): no row changed means the
@@ -32,23 +37,22 @@ const UPSERT_RETURNING = upsertStatementSql({ rows: 1, placeholder: () => '?', r
  * when it was a row of another table with a higher rowid (the server's connection also stores
  * searches), the rowid is read back with RETURNING instead.
  */
-export async function upsertLotsSqlite(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]> {
-  return kysely.getExecutor().provideConnection(async (connection) => {
+export async function upsertLotsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, lots: readonly Lot[], at: string, source: string): Promise<LotUpsertStatus[]> {
+  return kysely.getExecutor().provideConnection(async () => {
     const statuses: LotUpsertStatus[] = new Array<LotUpsertStatus>(lots.length);
-    const { rows } = await connection.executeQuery<{ top: number | null; last: number }>(
-      CompiledQuery.raw('select max(rowid) as top, last_insert_rowid() as last from lots', []),
-    );
-    const top = rows[0]?.top ?? 0;
-    const countersTell = (rows[0]?.last ?? 0) <= top;
-    let lastInserted = BigInt(top);
+    const first = directStatement(raw, 'select max(rowid) as top, last_insert_rowid() as last from lots').get() as { top: number | null; last: number } | undefined;
+    const top = first?.top ?? 0;
+    const countersTell = (first?.last ?? 0) <= top;
+    const upsert = directStatement(raw, countersTell ? UPSERT : UPSERT_RETURNING);
+    let lastInserted = top;
     for (let i = 0; i < lots.length; i++) {
-      let rowId: bigint | undefined;
+      let rowId: number | undefined;
       if (countersTell) {
-        const result = await connection.executeQuery(CompiledQuery.raw(UPSERT, rowParams(lots[i]!, at, source)));
-        if (result.numAffectedRows !== 0n) rowId = result.insertId;
+        const result = upsert.run(rowParams(lots[i]!, at, source));
+        if (result.changes !== 0) rowId = Number(result.lastInsertRowid);
       } else {
-        const result = await connection.executeQuery<{ row_id: number }>(CompiledQuery.raw(UPSERT_RETURNING, rowParams(lots[i]!, at, source)));
-        if (result.rows[0]) rowId = BigInt(result.rows[0].row_id);
+        const row = upsert.get(rowParams(lots[i]!, at, source)) as { row_id: number } | undefined;
+        if (row) rowId = Number(row.row_id);
       }
       if (rowId === undefined) statuses[i] = 'unchanged';
       else if (rowId > lastInserted) {
@@ -81,13 +85,13 @@ function updateStatement(columns: readonly string[]): string {
  * "Re-imports"). The batch's transaction holds the write lock since its BEGIN IMMEDIATE, so the
  * rows are as the batch read them and the merge worked out from them is the upsert's.
  */
-export async function updateLotsSqlite(kysely: Kysely<Database>, updates: readonly LotUpdate[], at: string): Promise<void> {
+export async function updateLotsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, updates: readonly LotUpdate[], at: string): Promise<void> {
   if (updates.length === 0) return;
-  await kysely.getExecutor().provideConnection(async (connection) => {
+  await kysely.getExecutor().provideConnection(async () => {
     for (const update of updates) {
       const { columns, values } = changedColumns(update.fields, update.merged, at);
       values.push(update.auction, update.lot_id);
-      await connection.executeQuery(CompiledQuery.raw(updateStatement(columns), values));
+      directStatement(raw, updateStatement(columns)).run(values);
     }
   });
 }
