@@ -85,6 +85,7 @@ describe('architecture (docs/architecture.md)', () => {
       'storage/principal-recheck.ts',
       'storage/search-commit.ts',
       'storage/dialects/',
+      'storage/deferred-indexes.ts',
       'storage/database.ts',
       'storage/repositories/',
       'storage/transaction.ts',

@@ -1,5 +1,12 @@
-import { sql } from 'kysely';
-import type { Db } from './database.ts';
+import { sql, type Kysely } from 'kysely';
+import type { StorageDialect } from './dialects/dialect.ts';
+import type { Database } from './schema.ts';
+
+/** What these need of a Db (database.ts, a floor above, runs buildDeferredIndexes at every start). */
+interface IndexedDb {
+  kysely: Kysely<Database>;
+  dialect: StorageDialect;
+}
 
 /**
  * Indexes built after a bulk load into an empty lots table (the first `vinhistory import`, the
@@ -21,7 +28,7 @@ const PREFIX = 'deferred-index:';
  * first, all in one transaction. Returns whether it dropped any: the caller builds them again
  * when its load ends (buildDeferredIndexes), or the next start does.
  */
-export async function deferLotsIndexesWhileEmpty(db: Db, now = new Date()): Promise<boolean> {
+export async function deferLotsIndexesWhileEmpty(db: IndexedDb, now = new Date()): Promise<boolean> {
   return db.kysely.transaction().execute(async (tx) => {
     const stored = await tx.selectFrom('lots').select('lot_id').limit(1).executeTakeFirst();
     if (stored) return false;
@@ -43,7 +50,7 @@ export async function deferLotsIndexesWhileEmpty(db: Db, now = new Date()): Prom
  * died), each in a transaction that also forgets its record. Returns the names built. Nothing to
  * do, the common case, costs one read of `settings`.
  */
-export async function buildDeferredIndexes(db: Db, log: (message: string) => void = () => {}): Promise<string[]> {
+export async function buildDeferredIndexes(db: IndexedDb, log: (message: string) => void = () => {}): Promise<string[]> {
   const owed = await db.kysely.selectFrom('settings').select(['key', 'value']).where('key', 'like', `${PREFIX}%`).orderBy('key').execute();
   const built: string[] = [];
   for (const { key, value } of owed) {
@@ -54,8 +61,7 @@ export async function buildDeferredIndexes(db: Db, log: (message: string) => voi
       if (!still) return;
       if (!(await db.dialect.indexExists(tx, name))) {
         const started = performance.now();
-        if (db.dialect.name === 'postgres') await sql`set local maintenance_work_mem = '256MB'`.execute(tx);
-        await sql.raw(value).execute(tx);
+        await db.dialect.buildIndex(tx, value);
         built.push(name);
         log(`built ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       }

@@ -185,6 +185,8 @@ export interface StorageDialect extends DirectStatements {
   /** The lots table's indexes other than its primary key and unique ones (lots-indexes.ts), in name order. */
   secondaryLotsIndexes(kysely: Kysely<Database>): Promise<IndexDefinition[]>;
   indexExists(kysely: Kysely<Database>, name: string): Promise<boolean>;
+  /** Runs an index's recorded definition (inside the caller's transaction), with the memory a build of the whole table wants. */
+  buildIndex(kysely: Kysely<Database>, definition: string): Promise<void>;
 
   // The search commit (search-commit.ts), one per database, built when first asked for.
   searchCommit(): SearchCommit;

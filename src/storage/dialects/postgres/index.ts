@@ -22,7 +22,7 @@ import { lotJsonOfRowPostgres, lotsJsonByVinsPostgres } from './lot-json.ts';
 import { appendVersionsPostgres, lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
 import { updateLotsPostgres, upsertLotsPostgres } from './lots-upsert.ts';
-import { indexExistsPostgres, secondaryLotsIndexesPostgres } from './lots-indexes.ts';
+import { buildIndexPostgres, indexExistsPostgres, secondaryLotsIndexesPostgres } from './lots-indexes.ts';
 import { claimMailPostgres } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
 import { PostgresSearchCommit } from './search-commit.ts';
@@ -131,6 +131,10 @@ export class PostgresStorageDialect implements StorageDialect {
 
   indexExists(kysely: Kysely<Database>, name: string): Promise<boolean> {
     return indexExistsPostgres(kysely, name);
+  }
+
+  buildIndex(kysely: Kysely<Database>, definition: string): Promise<void> {
+    return buildIndexPostgres(kysely, definition);
   }
 
   bulkWriter(): null {

@@ -18,3 +18,9 @@ export async function indexExistsPostgres(kysely: Kysely<Database>, name: string
   const { rows } = await sql<{ found: number }>`select 1 as found from pg_class where relkind = 'i' and relname = ${name} and pg_table_is_visible(oid)`.execute(kysely);
   return rows.length > 0;
 }
+
+/** PostgreSQL: an index built over the whole table sorts in memory when it may (the default 64 MB spills to disk at 1M lots). */
+export async function buildIndexPostgres(kysely: Kysely<Database>, definition: string): Promise<void> {
+  await sql`set local maintenance_work_mem = '256MB'`.execute(kysely);
+  await sql.raw(definition).execute(kysely);
+}

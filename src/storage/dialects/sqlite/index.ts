@@ -22,7 +22,7 @@ import { lotJsonOfRowSqlite, lotsJsonByVinSqlite, withImages } from './lot-json.
 import { appendVersionsSqlite, lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite, unchangedLotsSqlite } from './lot-history.ts';
 import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
 import { tuneSqliteForBulkLoad, updateLotsSqlite, upsertLotsSqlite } from './lots-upsert.ts';
-import { indexExistsSqlite, secondaryLotsIndexesSqlite } from './lots-indexes.ts';
+import { buildIndexSqlite, indexExistsSqlite, secondaryLotsIndexesSqlite } from './lots-indexes.ts';
 import { claimMailSqlite } from './mail-claim.ts';
 import { archivedMediaByUrl, claimMediaImages, enqueueMediaUrls } from './media-queue.ts';
 import { SqliteSearchCommit } from './search-commit.ts';
@@ -154,6 +154,10 @@ export class SqliteStorageDialect implements StorageDialect {
 
   indexExists(kysely: Kysely<Database>, name: string): Promise<boolean> {
     return indexExistsSqlite(kysely, name);
+  }
+
+  buildIndex(kysely: Kysely<Database>, definition: string): Promise<void> {
+    return buildIndexSqlite(kysely, definition);
   }
 
   /** In the server, on a thread of its own (stopped when the database closes); else on this connection. */

@@ -14,3 +14,8 @@ export async function indexExistsSqlite(kysely: Kysely<Database>, name: string):
   const { rows } = await sql<{ found: number }>`select 1 as found from sqlite_master where type = 'index' and name = ${name}`.execute(kysely);
   return rows.length > 0;
 }
+
+/** SQLite: the recorded statement as it is (its sort uses the connection's cache and temp store). */
+export async function buildIndexSqlite(kysely: Kysely<Database>, definition: string): Promise<void> {
+  await sql.raw(definition).execute(kysely);
+}
