@@ -46,4 +46,10 @@ export interface StoredReport {
   sandbox?: boolean;
   /** The token whose search made it (null for reports made before brands were stored): its brand is the report's. */
   tokenId?: string | null;
+  /**
+   * For a snapshot that names lot versions (0025): per lot (`auction/lot_id`), how many versions
+   * after its first it had when the report was made. Its history is cut there, not by time: a
+   * change stored in the same millisecond as the report is after it or not by this count alone.
+   */
+  namedVersions?: ReadonlyMap<string, number>;
 }

@@ -5,7 +5,7 @@ import type { SearchPrincipal } from '../domain/principal.ts';
 import { sandboxLots, sandboxVinOfLot } from '../search/sandbox/catalogue.ts';
 import type { CountedAnswer, CountedOutcome, SearchService } from '../search/search-service.ts';
 import type { LotHistoryRepository } from '../storage/repositories/lot-history-repository.ts';
-import { historyAsOf, lotHistory, type LotHistory } from './lot-history.ts';
+import { historyAsOf, historyAsOfVersions, lotHistory, type LotHistory } from './lot-history.ts';
 
 /**
  * When the sandbox catalogue's lots are said to have been seen: the catalogue is fixed test data,
@@ -31,24 +31,33 @@ export class HistoryService {
   }
 
   /** The histories a report page and its PDF show (historiesForReport). */
-  forReport(report: { vin: string; createdAt: string; sandbox?: boolean }): Promise<Map<string, LotHistory>> {
+  forReport(report: ReportMoment): Promise<Map<string, LotHistory>> {
     return historiesForReport(this.options.lotHistory, report);
   }
+}
+
+/** What of a report decides the history it shows (StoredReport). */
+export interface ReportMoment {
+  vin: string;
+  createdAt: string;
+  sandbox?: boolean;
+  namedVersions?: ReadonlyMap<string, number>;
 }
 
 /**
  * The history of every stored lot of a report's vehicle as it stood when the report was made (by
  * `auction/lot_id`): a report is a snapshot, and shows the history of its time, not what was
- * learnt since. A sandbox report's lots are the catalogue's: they have none.
+ * learnt since. A snapshot that names its lots' versions is cut at those counts; one made before
+ * (a copy) by its time. A sandbox report's lots are the catalogue's: they have none.
  */
-export async function historiesForReport(
-  repo: Pick<LotHistoryRepository, 'historiesOfVin'>,
-  report: { vin: string; createdAt: string; sandbox?: boolean },
-): Promise<Map<string, LotHistory>> {
+export async function historiesForReport(repo: Pick<LotHistoryRepository, 'historiesOfVin'>, report: ReportMoment): Promise<Map<string, LotHistory>> {
   const histories = new Map<string, LotHistory>();
   if (report.sandbox) return histories;
   for (const [key, stored] of await repo.historiesOfVin(report.vin)) {
-    const then = historyAsOf(lotHistory(stored), report.createdAt);
+    const history = lotHistory(stored);
+    const then = report.namedVersions
+      ? historyAsOfVersions(history, report.namedVersions.get(key), report.createdAt)
+      : historyAsOf(history, report.createdAt);
     if (then) histories.set(key, then);
   }
   return histories;

@@ -68,6 +68,17 @@ export function statesOf(history: LotHistory): Lot[] {
 }
 
 /**
+ * A lot's history as a report that named its versions showed it: the first version and the `later`
+ * ones it had then (null when the report did not name the lot), last seen by `at` as historyAsOf.
+ */
+export function historyAsOfVersions(history: LotHistory, later: number | undefined, at: string): LotHistory | null {
+  if (later === undefined) return null;
+  const versions = history.versions.slice(0, 1 + later);
+  const lastSeen = history.last_seen_at <= at ? history.last_seen_at : versions.at(-1)!.observed_at;
+  return { ...history, last_seen_at: lastSeen, versions };
+}
+
+/**
  * A lot's history as it stood at `at` (a report's moment): the versions observed by then, and the
  * last sighting by then (the last version's, when the lot has been seen since: sightings that
  * changed nothing are not kept one by one). Null when the lot was first seen after `at`.

@@ -6,6 +6,7 @@ import type { LotChanges } from '../../domain/lot-history.ts';
 import type { LotJson } from '../../domain/lot.ts';
 import { namedLotJson, namedLotsOf } from '../../domain/report-snapshot.ts';
 import { lotFromRow } from '../lot-rows.ts';
+import { historyKey } from './lot-history-repository.ts';
 
 export class ReportsRepository {
   /** Run by the search commit, on either driver. */
@@ -22,7 +23,10 @@ export class ReportsRepository {
     const row = await this.db.kysely.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return undefined;
     const lots = JSON.parse(await this.snapshotJson(row.lots)) as StoredReport['lots'];
-    return { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots, sandbox: row.sandbox === 1, tokenId: row.token_id };
+    const report: StoredReport = { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots, sandbox: row.sandbox === 1, tokenId: row.token_id };
+    const named = namedLotsOf(row.lots);
+    if (named) report.namedVersions = new Map(named.map((lot) => [historyKey(lot.auction, lot.lot_id), lot.versions]));
+    return report;
   }
 
   /** The snapshot's lots as JSON text: the bytes the search answered, for its signature. */

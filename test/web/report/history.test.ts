@@ -55,6 +55,20 @@ describe.each(DIALECTS)('the history on the report page (%s)', (dialect) => {
     expect(russian).toContain('Показания одометра менялись между версиями одного лота');
   });
 
+  it('cuts a report\'s history at the versions it named, not by time: a change stored in the same millisecond is after it', async () => {
+    const same = makeLot({ vin, auction: 'copart', lot_id: 53900003, price: 7000, primary_damage: 'FRONT END' });
+    await t.repos.lots.upsertBatch([same], { source: 'copart-feed' });
+    const report = await search();
+    // Observed at the report's own millisecond, as a fast import right after a search can be.
+    await t.repos.lots.upsertBatch([{ ...same, price: 99999, primary_damage: 'ROLLOVER' }], { now: new Date(report.at), source: 'copart-feed' });
+    const page = (await t.app.inject({ url: report.path })).body;
+    expect(page).toContain('$7,000');
+    expect(page).not.toContain('$99,999');
+    expect(page).not.toContain('Rollover');
+    const fresh = (await t.app.inject({ url: (await search()).path })).body;
+    expect(fresh).toContain('Sale price: $7,000 → $99,999');
+  });
+
   it('shows a lot leaving its auction\'s listing', async () => {
     const other = makeLot({ vin, auction: 'iaai', lot_id: 53900002, price: 2000 });
     await t.repos.lots.upsertBatch([other], { source: 'iaai-feed' });
