@@ -49,6 +49,8 @@ export interface FeedImportResult {
 export interface FeedStoreThread {
   writer: BulkWriter;
   photoArchive: boolean;
+  /** While the server's writers come, a batch is written in transactions of about this lock time, ms (FEEDS_SLICE_MS; 0: whole batches). */
+  sliceMs: number;
 }
 
 export interface UploadResult {
