@@ -8,7 +8,7 @@ import { PREPARE_CHUNK_SIZE } from '../prepare-lot.ts';
 import type { FormatName } from '../sources/open-lot-source.ts';
 import type { ReadFileJob } from './read-file-worker.ts';
 import type { StoreControl, StoreJob, StoreMessage } from './store-chunks-worker.ts';
-import { slicePolicy } from './write-slices.ts';
+import { slicePolicy, type SlicePolicy } from './write-slices.ts';
 
 export interface StoreFileJob {
   file: string;
@@ -18,8 +18,8 @@ export interface StoreFileJob {
   source: string;
   writer: BulkWriter;
   photoArchive: boolean;
-  /** While the server's writers come, a batch is written in transactions of about this lock time, ms (write-slices.ts); 0 or none: whole batches. */
-  sliceMs?: number;
+  /** While the server's writers come, a batch is written in slices (write-slices.ts, slicePolicy); none: whole batches. */
+  slices?: SlicePolicy;
 }
 
 export interface StoredInWorker {
@@ -55,7 +55,7 @@ export async function storeFileInWorker(
     transferList: [channel.port1],
   });
   const writer = startModuleWorker(import.meta.url, 'store-chunks-worker', {
-    workerData: { writer: job.writer, photoArchive: job.photoArchive, batchSize: job.batchSize, slices: slicePolicy(job.sliceMs ?? 0), source: job.source, keys: options.onStored !== undefined, port: channel.port2 } satisfies StoreJob,
+    workerData: { writer: job.writer, photoArchive: job.photoArchive, batchSize: job.batchSize, slices: job.slices ?? slicePolicy(0), source: job.source, keys: options.onStored !== undefined, port: channel.port2 } satisfies StoreJob,
     transferList: [channel.port2],
   });
   const stop = () => writer.postMessage({ type: 'stop' } satisfies StoreControl);

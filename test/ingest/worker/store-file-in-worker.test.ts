@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/ingest/ingest-error.ts';
 import { storeFileInWorker } from '../../../src/ingest/worker/store-file-in-worker.ts';
+import { slicePolicy } from '../../../src/ingest/worker/write-slices.ts';
 import { migrateToLatest, openDatabase, type Db } from '../../../src/storage/database.ts';
 import { createRepositories } from '../../../src/storage/repositories/index.ts';
 import { generateLots } from '../../../src/dev/seed/synthetic-lots.ts';
@@ -88,9 +89,11 @@ describe("a feed's file stored on threads of its own", () => {
       const principal = await principalAt(repos, customer.tokenId, now);
       const transactions: number[] = [];
       let pulling = true;
-      // One batch for the whole file: without slices its lots would appear all at once.
+      // One batch for the whole file: without slices its lots would appear all at once. Slices for as
+      // long as searches came in the last minute: a loaded machine may hold this loop for long.
+      const slices = { ...slicePolicy(0.5), quietMs: 60_000 };
       const pull = storeFileInWorker(
-        { file, format: 'ndjson', batchSize: lots.length, source: 'test-feed', writer: db.dialect.bulkWriter()!, photoArchive: false, sliceMs: 0.5 },
+        { file, format: 'ndjson', batchSize: lots.length, source: 'test-feed', writer: db.dialect.bulkWriter()!, photoArchive: false, slices },
         { onStored: (keys) => transactions.push(keys.length) },
       ).finally(() => (pulling = false));
       // Searches one after the other meanwhile; a search that found some of the batch's lots stored
