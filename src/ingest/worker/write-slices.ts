@@ -5,8 +5,9 @@
  * (storage/dialects/sqlite/write-gate.ts): a batch of 250 lots held it 28 ms on a 200,000-lot
  * database. While the server's writers come (the gate's priority entries move), the batch is
  * written in slices of about `sliceMs` of lock each, sized from the measured lock time per lot of
- * the transactions before (a moving average, the fixed cost of a transaction included, so that a
- * slice converges on its budget), and the gate is left between two slices for any waiting search
+ * the transactions before (the least of the last 16: the fixed cost of a transaction included, so
+ * that a slice converges on its budget; the least, because a slice preempted on a busy machine
+ * only ever looks slower, and an average of those shrank the slices to 2-3 lots), and the gate is left between two slices for any waiting search
  * to commit. With no priority writer for `quietMs`, a batch is one transaction, as the CLI
  * import's are: a pull alone runs at the import's rate.
  *
@@ -39,11 +40,11 @@ export function slicePolicy(sliceMs: number): SlicePolicy {
 /** A first slice, before any transaction was measured: a batch of 250 took 28 ms at 200,000 lots. */
 const FIRST_SLICE = 8;
 
-/** The weight of the newest transaction's lock time per lot in the average. */
-const WEIGHT = 0.3;
+/** How many of the last transactions' lock time per lot the size is taken from (the least). */
+const WINDOW = 16;
 
 export class WriteSlices {
-  private msPerLot: number | null = null;
+  private readonly perLot: number[] = [];
   private entries: number;
   private movedAt = -Infinity;
 
@@ -65,13 +66,13 @@ export class WriteSlices {
       this.movedAt = now;
     }
     if (this.policy.sliceMs <= 0 || now - this.movedAt > this.policy.quietMs) return remaining;
-    if (this.msPerLot === null) return Math.min(remaining, FIRST_SLICE);
-    return Math.max(1, Math.min(remaining, Math.floor(this.policy.sliceMs / this.msPerLot)));
+    if (this.perLot.length === 0) return Math.min(remaining, FIRST_SLICE);
+    return Math.max(1, Math.min(remaining, Math.floor(this.policy.sliceMs / Math.min(...this.perLot))));
   }
 
   /** A transaction of `lots` lots held the lock `ms`. */
   held(lots: number, ms: number): void {
-    const perLot = ms / lots;
-    this.msPerLot = this.msPerLot === null ? perLot : (1 - WEIGHT) * this.msPerLot + WEIGHT * perLot;
+    if (this.perLot.length === WINDOW) this.perLot.shift();
+    this.perLot.push(ms / lots);
   }
 }

@@ -27,8 +27,10 @@ describe("a pull's batch in slices while the server's writers come", () => {
     slices.held(8, 0.8); // 0.1 ms a lot
     expect(slices.next(242)).toBe(10);
     expect(slices.next(4)).toBe(4);
-    // Slower lots make smaller slices, never none.
+    // One slow transaction (preempted) does not shrink them; slower lots throughout do, never to none.
     slices.held(1, 50);
+    expect(slices.next(200)).toBe(10);
+    for (let i = 0; i < 16; i++) slices.held(1, 50);
     expect(slices.next(200)).toBe(1);
     // No entry for longer than quietMs: whole batches again.
     clock.t += 201;
