@@ -7,8 +7,8 @@
  * written in slices of about `sliceMs` of lock each, sized from the measured lock time per lot of
  * the transactions before (the least of the last 16: the fixed cost of a transaction included, so
  * that a slice converges on its budget; the least, because a slice preempted on a busy machine
- * only ever looks slower, and an average of those shrank the slices to 2-3 lots), and the gate is left between two slices for any waiting search
- * to commit. With no priority writer for `quietMs`, a batch is one transaction, as the CLI
+ * only ever looks slower, and an average of those shrank the slices to 2-3 lots), and the gate is
+ * left between two slices for any waiting search to commit. With no priority writer for `quietMs`, a batch is one transaction, as the CLI
  * import's are: a pull alone runs at the import's rate.
  *
  * The pull yields to waiting writers at most `maxYieldMs` before each transaction, then takes the

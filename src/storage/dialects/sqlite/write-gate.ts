@@ -45,6 +45,8 @@ export class WriteGate {
   readonly buffer: SharedArrayBuffer;
   private readonly cells: Int32Array;
   private readonly stats: BigInt64Array;
+  /** The priority entries when this thread last entered as the bulk writer (enterYielding's floor). */
+  private entriesAtBulkEntry = -1;
 
   constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(BYTES)) {
     if (buffer.byteLength < BYTES) throw new Error(`a write gate needs ${BYTES} bytes, given ${buffer.byteLength}`);
@@ -55,8 +57,8 @@ export class WriteGate {
 
   /** A priority writer on an event loop: waits without blocking it. `count`: a search commit, its wait counted. */
   async enter(count = false): Promise<void> {
-    Atomics.add(this.cells, ENTRIES, 1);
     if (Atomics.compareExchange(this.cells, HELD, 0, 1) === 0) {
+      Atomics.add(this.cells, ENTRIES, 1);
       if (count) this.count(0);
       return;
     }
@@ -70,13 +72,14 @@ export class WriteGate {
     } finally {
       this.leaveWaiting();
     }
+    Atomics.add(this.cells, ENTRIES, 1);
     if (count) this.count(performance.now() - began);
   }
 
   /** A priority writer on a thread of its own (the search commit thread): may block it. */
   enterSync(count = false): void {
-    Atomics.add(this.cells, ENTRIES, 1);
     if (Atomics.compareExchange(this.cells, HELD, 0, 1) === 0) {
+      Atomics.add(this.cells, ENTRIES, 1);
       if (count) this.count(0);
       return;
     }
@@ -87,27 +90,35 @@ export class WriteGate {
     } finally {
       this.leaveWaiting();
     }
+    Atomics.add(this.cells, ENTRIES, 1);
     if (count) this.count(performance.now() - began);
   }
 
   /**
    * A bulk writer on a thread of its own: enters when no priority writer waits, or, when they keep
    * coming, once it has yielded for `maxYieldMs` (then it waits only for the holder): its floor.
+   * The floor applies only once a priority writer has entered since the bulk writer's last entry:
+   * a waiter woken by its leaving but slow to run (a loaded machine) is not passed again and again.
    */
   enterYielding(maxYieldMs = Infinity): void {
     const deadline = performance.now() + maxYieldMs;
+    // Infinity until a priority writer has entered since this bulk writer's last entry.
+    const yieldLeft = () => (Atomics.load(this.cells, ENTRIES) !== this.entriesAtBulkEntry ? deadline - performance.now() : Infinity);
     for (;;) {
-      let left = deadline - performance.now();
+      let left = yieldLeft();
       for (let waiting = Atomics.load(this.cells, WAITING); waiting > 0 && left > 0; waiting = Atomics.load(this.cells, WAITING)) {
         Atomics.wait(this.cells, WAITING, waiting, left);
-        left = deadline - performance.now();
+        left = yieldLeft();
       }
       const held = Atomics.compareExchange(this.cells, HELD, 0, 1);
       if (held === 0) {
         // A priority writer may have begun to wait between the two looks: it goes first, unless yielded long enough.
-        if (left <= 0 || Atomics.load(this.cells, WAITING) === 0) return;
+        if (left <= 0 || Atomics.load(this.cells, WAITING) === 0) {
+          this.entriesAtBulkEntry = Atomics.load(this.cells, ENTRIES);
+          return;
+        }
         this.leave();
-      } else Atomics.wait(this.cells, HELD, held, left > 0 ? left : undefined);
+      } else Atomics.wait(this.cells, HELD, held, left > 0 && left !== Infinity ? left : undefined);
     }
   }
 
