@@ -45,7 +45,9 @@ async function fresh(dir: string, name: string): Promise<{ db: Db; services: Con
   const dataDir = path.join(dir, name);
   // FEEDS_THREAD_NICE from the environment, to compare the pull's threads at 19 (the default) and 0.
   const niceness = process.env.FEEDS_THREAD_NICE === undefined ? {} : { FEEDS_THREAD_NICE: process.env.FEEDS_THREAD_NICE };
-  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true', ...niceness });
+  // FEEDS_SLICE_MS likewise: 0 writes whole batches while searches commit (the behaviour before slices).
+  const slices = process.env.FEEDS_SLICE_MS === undefined ? {} : { FEEDS_SLICE_MS: process.env.FEEDS_SLICE_MS };
+  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true', ...niceness, ...slices });
   const db = await openDatabase(config.database, { backgroundCheckpoint: true });
   await migrateToLatest(db);
   const rateLimiter = new MemoryRateLimiter();
