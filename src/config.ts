@@ -138,6 +138,8 @@ const EnvSchema = Type.Object({
   FEEDS_MAX_MB: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2048' }),
   /** The OS niceness (0-19) of a pull's reading and storing threads on Linux: 19 leaves the cores to the searches whenever they want them. */
   FEEDS_THREAD_NICE: Type.String({ pattern: '^(?:[0-9]|1[0-9])$', default: '19' }),
+  /** SQLite: while searches commit, a pull's batch is written in transactions of about this much write-lock time, ms (0: whole batches). */
+  FEEDS_SLICE_MS: Type.String({ pattern: '^(?:0|[0-9]{1,3}(?:\\.[0-9]{1,3})?)$', default: '0.5' }),
   // --- end feeds ---
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
@@ -232,7 +234,7 @@ export interface Config {
    * header's `env:NAME` is read from when a pull runs (read then, so that a value set after start
    * or rotated is the one sent; never stored).
    */
-  readonly feeds: { readonly workerInServe: boolean; readonly leaseMs: number; readonly pollMs: number; readonly maxBytes: number; readonly threadNiceness: number; readonly environment: (name: string) => string | undefined };
+  readonly feeds: { readonly workerInServe: boolean; readonly leaseMs: number; readonly pollMs: number; readonly maxBytes: number; readonly threadNiceness: number; readonly sliceMs: number; readonly environment: (name: string) => string | undefined };
 }
 
 export class ConfigError extends Error {
@@ -274,6 +276,7 @@ const HINTS: Record<string, string> = {
   FEEDS_POLL_MS: 'a whole number of milliseconds from 100 to 99999999, e.g. 15000',
   FEEDS_MAX_MB: 'a whole number of MiB from 1 to 999999, e.g. 2048',
   FEEDS_THREAD_NICE: 'a whole number from 0 (as the server) to 19 (lowest priority), e.g. 19',
+  FEEDS_SLICE_MS: 'milliseconds, 0 (whole batches) or a number such as 0.5',
   WEBHOOK_LEASE_MS: `a whole number of milliseconds from ${MIN_WEBHOOK_LEASE_MS} to 9999999, e.g. 60000`,
   BATCH_LEASE_MS: 'a whole number of milliseconds from 1000 to 999999, e.g. 30000',
   MEDIA_ARCHIVE: 'one of off, directory, s3',
@@ -400,6 +403,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       pollMs: Number(env.FEEDS_POLL_MS),
       maxBytes: Number(env.FEEDS_MAX_MB) * 1024 * 1024,
       threadNiceness: Number(env.FEEDS_THREAD_NICE),
+      sliceMs: Number(env.FEEDS_SLICE_MS),
       environment: (name: string) => source[name],
     }),
   });

@@ -308,7 +308,7 @@ export function createContainer(options: ContainerOptions): Container {
   const verification = new ReportVerification({ keys: signingKeys, reports, reportsRepo: repos.reports, repo: repos.reportSignatures, brands, issuer: config.publicBaseUrl, now });
   // A SQLite file: a feed's pull stores its batches on a thread and connection of its own.
   const bulkWriter = db.dialect.bulkWriter();
-  const ingest = new IngestService(repos.lots, config.dataDir, bulkWriter ? { writer: bulkWriter, photoArchive: config.media.store !== null } : null);
+  const ingest = new IngestService(repos.lots, config.dataDir, bulkWriter ? { writer: bulkWriter, photoArchive: config.media.store !== null, sliceMs: config.feeds.sliceMs } : null);
   // Feeds: pulled through the outbound client, stored through the ingest pipeline.
   const feedScheduler = new FeedScheduler({
     feeds: repos.feeds,

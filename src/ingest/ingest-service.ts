@@ -9,6 +9,7 @@ import type { CsvMapping } from './formats/csv-mapping.ts';
 import type { FormatName } from './sources/open-lot-source.ts';
 import { readFileInWorker } from './worker/read-file-in-worker.ts';
 import { storeFileInWorker } from './worker/store-file-in-worker.ts';
+import { slicePolicy } from './worker/write-slices.ts';
 import type { BulkWriter } from '../storage/database.ts';
 import { openLotSource } from './sources/open-lot-source.ts';
 import type { SourceRecord } from './sources/source-record.ts';
@@ -51,6 +52,8 @@ export interface FeedImportResult {
 export interface FeedStoreThread {
   writer: BulkWriter;
   photoArchive: boolean;
+  /** While the server's writers come, a batch is written in transactions of about this lock time, ms (FEEDS_SLICE_MS; 0: whole batches). */
+  sliceMs: number;
 }
 
 export interface UploadResult {
@@ -131,7 +134,7 @@ export class IngestService {
     }
     if (this.feedStore) {
       const stored = await storeFileInWorker(
-        { file, format: options.format, mapping: options.mapping, batchSize: common.batchSize, source: options.source, ...this.feedStore },
+        { file, format: options.format, mapping: options.mapping, batchSize: common.batchSize, source: options.source, writer: this.feedStore.writer, photoArchive: this.feedStore.photoArchive, slices: slicePolicy(this.feedStore.sliceMs) },
         { ...(options.onStored ? { onStored: options.onStored } : {}), ...(options.signal ? { signal: options.signal } : {}) },
       );
       return { format: stored.description, summary: stored.summary, failure: stored.failure, heldMs: stored.heldMs };

@@ -2,25 +2,30 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { lotsWrittenHooks } from '../../lots-written-hooks.ts';
 import { openDatabase, WriteGate, type BulkWriter } from '../../storage/database.ts';
-import { LotsRepository } from '../../storage/repositories/lots-repository.ts';
+import { LotsRepository, type UpsertSummary } from '../../storage/repositories/lots-repository.ts';
 import { importPreparedChunks, type LotSink } from '../import-lots.ts';
 import { emptySummary, type ImportSummary } from '../import-summary.ts';
 import { IngestError, messageOf, type IngestErrorKind } from '../ingest-error.ts';
 import type { PreparedChunk } from '../prepare-lot.ts';
 import type { MainMessage, WorkerMessage as ReaderMessage } from './read-file-worker.ts';
+import { WriteSlices, type SlicePolicy } from './write-slices.ts';
 
 /**
  * The storing half of a feed's pull in the server (store-file-in-worker.ts starts it): takes the
  * lots the reading thread prepares (read-file-worker.ts, over `port`) and stores them in batches on
  * a connection of its own, so that neither the parsing nor the batches' transactions run on the
- * event loop that answers searches. Before each batch it yields at the process's write gate to
- * any search waiting to commit (storage/dialects/sqlite/write-gate.ts).
+ * event loop that answers searches. Before each transaction it yields at the process's write gate
+ * to any search waiting to commit (storage/dialects/sqlite/write-gate.ts), and while searches
+ * come it writes a batch in slices short enough for a search's commit to wait little
+ * (write-slices.ts).
  */
 export interface StoreJob {
   writer: BulkWriter;
   /** The photo archive is on: its queue takes part in each batch, as in the server's own batches. */
   photoArchive: boolean;
   batchSize: number;
+  /** While the server's writers come, a batch is written in slices (write-slices.ts). */
+  slices: SlicePolicy;
   source: string;
   /** Send back the keys of each batch's lots (a listing feed keeps them). */
   keys: boolean;
@@ -31,7 +36,7 @@ export interface StoreJob {
 export type StoreMessage =
   | { type: 'opened'; description: string }
   | { type: 'not-read'; kind: IngestErrorKind; message: string }
-  /** A batch committed: what it did, its lots' keys when asked, and how long its transaction held the write lock. */
+  /** A transaction committed (a batch, or a slice of one): what it did, its lots' keys when asked, and how long it held the write lock. */
   | { type: 'stored'; inserted: number; updated: number; unchanged: number; keys?: [string, number][]; heldMs: number }
   | { type: 'done'; summary: ImportSummary; failure: { kind: IngestErrorKind; message: string; afterLine: number } | null }
   /** A fault (the database's): the batches before it stay stored. */
@@ -75,26 +80,40 @@ async function run(job: StoreJob): Promise<void> {
     const gate = new WriteGate(job.writer.gate);
     send({ type: 'opened', description: first.description });
 
+    const slices = new WriteSlices(job.slices, () => gate.priorityEntries);
     const sink: LotSink = {
-      upsertBatch: async (batch, options) => {
-        gate.enterYielding();
-        const began = performance.now();
-        let stored;
-        try {
-          stored = await lots.upsertBatch(batch, options);
-        } finally {
-          gate.leave();
+      upsertBatch: async (batch, given) => {
+        // One moment for the batch's slices, as for its one transaction.
+        const options = given instanceof Date ? { now: given } : { ...given, now: given?.now ?? new Date() };
+        const total: UpsertSummary = { inserted: 0, updated: 0, unchanged: 0 };
+        for (let start = 0; start < batch.length; ) {
+          const count = slices.next(batch.length - start);
+          const slice = count === batch.length ? batch : batch.slice(start, start + count);
+          start += count;
+          gate.enterYielding(job.slices.maxYieldMs);
+          const began = performance.now();
+          let stored;
+          try {
+            stored = await lots.upsertBatch(slice, options);
+          } finally {
+            gate.leave();
+          }
+          const heldMs = performance.now() - began;
+          slices.held(slice.length, heldMs);
+          total.inserted += stored.inserted;
+          total.updated += stored.updated;
+          total.unchanged += stored.unchanged;
+          if (stored.events !== undefined) total.events = (total.events ?? 0) + stored.events;
+          send({
+            type: 'stored',
+            inserted: stored.inserted,
+            updated: stored.updated,
+            unchanged: stored.unchanged,
+            heldMs,
+            ...(job.keys ? { keys: slice.map((lot): [string, number] => [lot.auction, lot.lot_id]) } : {}),
+          });
         }
-        const heldMs = performance.now() - began;
-        send({
-          type: 'stored',
-          inserted: stored.inserted,
-          updated: stored.updated,
-          unchanged: stored.unchanged,
-          heldMs,
-          ...(job.keys ? { keys: batch.map((lot): [string, number] => [lot.auction, lot.lot_id]) } : {}),
-        });
-        return stored;
+        return total;
       },
     };
 

@@ -8,6 +8,7 @@ import { PREPARE_CHUNK_SIZE } from '../prepare-lot.ts';
 import type { FormatName } from '../sources/open-lot-source.ts';
 import type { ReadFileJob } from './read-file-worker.ts';
 import type { StoreControl, StoreJob, StoreMessage } from './store-chunks-worker.ts';
+import { slicePolicy, type SlicePolicy } from './write-slices.ts';
 
 export interface StoreFileJob {
   file: string;
@@ -17,6 +18,8 @@ export interface StoreFileJob {
   source: string;
   writer: BulkWriter;
   photoArchive: boolean;
+  /** While the server's writers come, a batch is written in slices (write-slices.ts, slicePolicy); none: whole batches. */
+  slices?: SlicePolicy;
 }
 
 export interface StoredInWorker {
@@ -24,7 +27,7 @@ export interface StoredInWorker {
   summary: ImportSummary;
   /** Reading stopped part-way ('cut-short', 'interrupted'): what was read before it is stored. */
   failure: IngestError | null;
-  /** How long each batch's transaction held the write lock, in order. */
+  /** How long each transaction (a batch, or a slice of one) held the write lock, in order. */
   heldMs: number[];
 }
 
@@ -52,7 +55,7 @@ export async function storeFileInWorker(
     transferList: [channel.port1],
   });
   const writer = startModuleWorker(import.meta.url, 'store-chunks-worker', {
-    workerData: { writer: job.writer, photoArchive: job.photoArchive, batchSize: job.batchSize, source: job.source, keys: options.onStored !== undefined, port: channel.port2 } satisfies StoreJob,
+    workerData: { writer: job.writer, photoArchive: job.photoArchive, batchSize: job.batchSize, slices: job.slices ?? slicePolicy(0), source: job.source, keys: options.onStored !== undefined, port: channel.port2 } satisfies StoreJob,
     transferList: [channel.port2],
   });
   const stop = () => writer.postMessage({ type: 'stop' } satisfies StoreControl);

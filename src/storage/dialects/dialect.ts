@@ -105,6 +105,23 @@ export interface IndexDefinition {
   definition: string;
 }
 
+/**
+ * SQLite: how long the searches' commits waited at the process's write gate for another writer of
+ * the process (a pull's transaction) since the database was opened; subtract two to get a period's.
+ */
+export interface SearchCommitWaits {
+  /** Search commits that entered. */
+  commits: number;
+  /** Of them, those that found the gate held or waited for. */
+  waited: number;
+  totalMs: number;
+  maxMs: number;
+  /** The buckets' upper bounds, ms. */
+  boundsMs: readonly number[];
+  /** Commits per bucket of `boundsMs`, and one more above the last bound (a wait of 0 is in the first). */
+  buckets: number[];
+}
+
 /** A stored lot as an import batch compares it (lot history): its JSON text (LotJson) and its listing state. */
 export interface StoredLotJson {
   auction: string;
@@ -144,6 +161,9 @@ export interface StorageDialect extends DirectStatements {
    * the event loop free while they run; an in-memory database has no second connection.
    */
   bulkWriter(): BulkWriter | null;
+
+  /** SQLite on a file: the searches' commits' waits at the process's write gate; null where there is none. */
+  searchCommitWaits(): SearchCommitWaits | null;
 
   // Reads. runPrepared (DirectStatements, direct-statements.ts): a compiled statement outside any transaction.
   /**

@@ -1,11 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/ingest/ingest-error.ts';
 import { storeFileInWorker } from '../../../src/ingest/worker/store-file-in-worker.ts';
+import { slicePolicy } from '../../../src/ingest/worker/write-slices.ts';
 import { migrateToLatest, openDatabase, type Db } from '../../../src/storage/database.ts';
 import { createRepositories } from '../../../src/storage/repositories/index.ts';
+import { generateLots } from '../../../src/dev/seed/synthetic-lots.ts';
+import { createCustomer, principalAt } from '../../support/fixtures.ts';
+import { randomVin } from '../../storage/repositories/helpers.ts';
 import { fixture, lotsOf, readPrepared, rejectionsOf } from '../helpers.ts';
 
 async function freshDb(dir: string, name: string): Promise<Db> {
@@ -67,6 +71,63 @@ describe("a feed's file stored on threads of its own", () => {
       );
       expect(stored.failure?.kind).toBe('interrupted');
       expect(await createRepositories(db).lots.count()).toBe(stored.summary.inserted);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("commits a search between two slices of one batch while searches come, and stores every lot once", async () => {
+    const db = await freshDb(dir, 'sliced.sqlite');
+    try {
+      const file = path.join(dir, 'sliced.ndjson');
+      const lots = [...generateLots({ count: 1000, seed: 3 })];
+      writeFileSync(file, lots.map((lot) => JSON.stringify(lot)).join('\n') + '\n');
+      const total = new Set(lots.map((lot) => `${lot.auction}/${lot.lot_id}`)).size;
+      const repos = createRepositories(db);
+      const customer = await createCustomer(repos);
+      const now = new Date();
+      const principal = await principalAt(repos, customer.tokenId, now);
+      const transactions: number[] = [];
+      let pulling = true;
+      // One batch for the whole file: without slices its lots would appear all at once. Slices for as
+      // long as searches came in the last minute: a loaded machine may hold this loop for long.
+      const slices = { ...slicePolicy(0.5), quietMs: 60_000 };
+      const pull = storeFileInWorker(
+        { file, format: 'ndjson', batchSize: lots.length, source: 'test-feed', writer: db.dialect.bulkWriter()!, photoArchive: false, slices },
+        { onStored: (keys) => transactions.push(keys.length) },
+      ).finally(() => (pulling = false));
+      // Searches one after the other meanwhile; a search that found some of the batch's lots stored
+      // before its commit and not all of them after it committed between two slices of the batch.
+      let between = 0;
+      while (pulling) {
+        const before = await repos.lots.count();
+        const committed = await repos.searchCommit.commit({ principal, accountId: customer.accountId, tokenId: customer.tokenId, vin: randomVin(), now, periodStart: now.toISOString(), quota: 1_000_000, lots: [], idempotencyKey: null });
+        expect(committed.kind).toBe('committed');
+        const after = await repos.lots.count();
+        if (before > 0 && after < total) between++;
+      }
+      const stored = await pull;
+      expect(stored.failure).toBeNull();
+      expect(between).toBeGreaterThan(0);
+      expect(transactions.length).toBeGreaterThan(1);
+      expect(transactions.reduce((a, b) => a + b, 0)).toBe(lots.length);
+      expect(stored.heldMs).toHaveLength(transactions.length);
+      expect(stored.summary.inserted).toBe(total);
+      expect(await repos.lots.count()).toBe(total);
+      // As the same file stored in one transaction: each line written once, the same versions.
+      const whole = await freshDb(dir, 'whole.sqlite');
+      try {
+        const once = await storeFileInWorker({ file, format: 'ndjson', batchSize: lots.length, source: 'test-feed', writer: whole.dialect.bulkWriter()!, photoArchive: false });
+        expect(once.heldMs).toHaveLength(1);
+        expect(stored.summary).toEqual(once.summary);
+        const counts = async (of: Db) => ({
+          lots: await createRepositories(of).lots.count(),
+          versions: Number((await of.kysely.selectFrom('lot_versions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n),
+        });
+        expect(await counts(db)).toEqual(await counts(whole));
+      } finally {
+        await whole.close();
+      }
     } finally {
       await db.close();
     }

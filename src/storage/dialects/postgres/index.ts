@@ -141,6 +141,11 @@ export class PostgresStorageDialect implements StorageDialect {
     return null;
   }
 
+  /** No write gate: row locks, no single writer lock. */
+  searchCommitWaits(): null {
+    return null;
+  }
+
   searchCommit(): SearchCommit {
     this.commit ??= new PostgresSearchCommit(this.kysely, this.pool);
     return this.commit;

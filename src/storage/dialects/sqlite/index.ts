@@ -29,7 +29,7 @@ import { SqliteSearchCommit } from './search-commit.ts';
 import { SqliteSearchCommitThread, type CommitThreadData } from './search-commit-thread.ts';
 import { claimDueEventsSqlite } from './webhook-claims.ts';
 import { WriteGate } from './write-gate.ts';
-import type { BulkWriter } from '../dialect.ts';
+import type { BulkWriter, SearchCommitWaits } from '../dialect.ts';
 
 export interface OpenSqliteStorageOptions {
   /** A file path, or ':memory:' for tests. */
@@ -68,6 +68,10 @@ export class SqliteStorageDialect implements StorageDialect {
       lockTimeoutMs: this.raw.pragma('busy_timeout', { simple: true }) as number,
       walAutocheckpoint: this.raw.pragma('wal_autocheckpoint', { simple: true }) as number,
     };
+  }
+
+  searchCommitWaits(): SearchCommitWaits | null {
+    return this.gate?.waits() ?? null;
   }
 
   isUniqueViolation(error: unknown): boolean {

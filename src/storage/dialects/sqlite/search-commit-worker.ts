@@ -48,7 +48,7 @@ const batch = new SqliteSearchBatch(raw, new SearchUnit(kysely), { waitForLock: 
 parentPort!.on('message', (request: CommitThreadRequest) => {
   let reply: CommitThreadReply;
   try {
-    gate?.enterSync();
+    gate?.enterSync(true);
     try {
       reply = { id: request.id, outcomes: batch.run(request.inputs).map(toWire) };
     } finally {

@@ -61,7 +61,7 @@ export class SqliteSearchCommit implements SearchCommit {
     let retryInMs: number | null = null;
     try {
       await this.kysely.connection().execute(async () => {
-        await this.gate?.enter();
+        await this.gate?.enter(true);
         try {
         // Searches that arrived while the connection was busy join this commit.
         batch.push(...this.pending.splice(0));

@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type { SearchCommitWaits } from '../dialect.ts';
 import { SqliteDialect, type DatabaseConnection, type Driver, type QueryResult, type CompiledQuery, type TransactionSettings } from 'kysely';
 
 /**
@@ -10,27 +11,58 @@ import { SqliteDialect, type DatabaseConnection, type Driver, type QueryResult, 
  * before the lock, and wait on it (woken at once by the one leaving, not polling):
  *
  * - the process's own writes (searches' commits, the server's other writes) enter with priority;
- * - a bulk writer (a pull's batches) enters yielding: never while a priority writer waits.
+ * - a bulk writer (a pull's batches) enters yielding: not while a priority writer waits.
  *
- * A search's commit then waits at most for the batch in hand, never for a sleep of the busy
- * handler. Other processes (a CLI import) are not in the gate: the busy timeout still covers them.
- * The state lives in a SharedArrayBuffer handed to each thread that writes.
+ * A search's commit then waits at most for the bulk writer's transaction in hand, never for a
+ * sleep of the busy handler. Other processes (a CLI import) are not in the gate: the busy timeout
+ * still covers them. The state lives in a SharedArrayBuffer handed to each thread that writes.
+ *
+ * The bulk writer keeps its transactions short while priority writers come (`priorityEntries`
+ * moves: ingest/worker/write-slices.ts), and yields to waiting ones for at most a bound it gives
+ * (`enterYielding(maxYieldMs)`): back-to-back priority writers would otherwise keep it out for good.
+ *
+ * The search commits' waits at the gate are counted here too (`enter(true)`), in shared memory so
+ * that the commit thread's count with the event loop's: a figure of the lock, not of the machine.
  */
 const HELD = 0;
 const WAITING = 1;
+/** Priority entries so far (wrapping): a bulk writer reads whether any came lately. */
+const ENTRIES = 2;
+const INT_CELLS = 4;
+
+/** Upper bounds (ms) of the buckets of the search commits' waits; the last bucket is above the last bound. */
+const WAIT_BUCKETS_MS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 25] as const;
+const COMMITS = 0;
+const WAITED = 1;
+const SUM_US = 2;
+const MAX_US = 3;
+const BUCKET = 4;
+const STAT_CELLS = BUCKET + WAIT_BUCKETS_MS.length + 1;
+
+const BYTES = INT_CELLS * 4 + STAT_CELLS * 8;
 
 export class WriteGate {
   readonly buffer: SharedArrayBuffer;
   private readonly cells: Int32Array;
+  private readonly stats: BigInt64Array;
+  /** The priority entries when this thread last entered as the bulk writer (enterYielding's floor). */
+  private entriesAtBulkEntry = -1;
 
-  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(8)) {
+  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(BYTES)) {
+    if (buffer.byteLength < BYTES) throw new Error(`a write gate needs ${BYTES} bytes, given ${buffer.byteLength}`);
     this.buffer = buffer;
-    this.cells = new Int32Array(buffer);
+    this.cells = new Int32Array(buffer, 0, INT_CELLS);
+    this.stats = new BigInt64Array(buffer, INT_CELLS * 4, STAT_CELLS);
   }
 
-  /** A priority writer on an event loop: waits without blocking it. */
-  async enter(): Promise<void> {
-    if (Atomics.compareExchange(this.cells, HELD, 0, 1) === 0) return;
+  /** A priority writer on an event loop: waits without blocking it. `count`: a search commit, its wait counted. */
+  async enter(count = false): Promise<void> {
+    if (Atomics.compareExchange(this.cells, HELD, 0, 1) === 0) {
+      Atomics.add(this.cells, ENTRIES, 1);
+      if (count) this.count(0);
+      return;
+    }
+    const began = performance.now();
     Atomics.add(this.cells, WAITING, 1);
     try {
       while (Atomics.compareExchange(this.cells, HELD, 0, 1) !== 0) {
@@ -40,31 +72,53 @@ export class WriteGate {
     } finally {
       this.leaveWaiting();
     }
+    Atomics.add(this.cells, ENTRIES, 1);
+    if (count) this.count(performance.now() - began);
   }
 
   /** A priority writer on a thread of its own (the search commit thread): may block it. */
-  enterSync(): void {
-    if (Atomics.compareExchange(this.cells, HELD, 0, 1) === 0) return;
+  enterSync(count = false): void {
+    if (Atomics.compareExchange(this.cells, HELD, 0, 1) === 0) {
+      Atomics.add(this.cells, ENTRIES, 1);
+      if (count) this.count(0);
+      return;
+    }
+    const began = performance.now();
     Atomics.add(this.cells, WAITING, 1);
     try {
       while (Atomics.compareExchange(this.cells, HELD, 0, 1) !== 0) Atomics.wait(this.cells, HELD, 1);
     } finally {
       this.leaveWaiting();
     }
+    Atomics.add(this.cells, ENTRIES, 1);
+    if (count) this.count(performance.now() - began);
   }
 
-  /** A bulk writer on a thread of its own: enters only when no priority writer waits. */
-  enterYielding(): void {
+  /**
+   * A bulk writer on a thread of its own: enters when no priority writer waits, or, when they keep
+   * coming, once it has yielded for `maxYieldMs` (then it waits only for the holder): its floor.
+   * The floor applies only once a priority writer has entered since the bulk writer's last entry:
+   * a waiter woken by its leaving but slow to run (a loaded machine) is not passed again and again.
+   */
+  enterYielding(maxYieldMs = Infinity): void {
+    const deadline = performance.now() + maxYieldMs;
+    // Infinity until a priority writer has entered since this bulk writer's last entry.
+    const yieldLeft = () => (Atomics.load(this.cells, ENTRIES) !== this.entriesAtBulkEntry ? deadline - performance.now() : Infinity);
     for (;;) {
-      for (let waiting = Atomics.load(this.cells, WAITING); waiting > 0; waiting = Atomics.load(this.cells, WAITING)) {
-        Atomics.wait(this.cells, WAITING, waiting);
+      let left = yieldLeft();
+      for (let waiting = Atomics.load(this.cells, WAITING); waiting > 0 && left > 0; waiting = Atomics.load(this.cells, WAITING)) {
+        Atomics.wait(this.cells, WAITING, waiting, left);
+        left = yieldLeft();
       }
       const held = Atomics.compareExchange(this.cells, HELD, 0, 1);
       if (held === 0) {
-        // A priority writer may have begun to wait between the two looks: it goes first.
-        if (Atomics.load(this.cells, WAITING) === 0) return;
+        // A priority writer may have begun to wait between the two looks: it goes first, unless yielded long enough.
+        if (left <= 0 || Atomics.load(this.cells, WAITING) === 0) {
+          this.entriesAtBulkEntry = Atomics.load(this.cells, ENTRIES);
+          return;
+        }
         this.leave();
-      } else Atomics.wait(this.cells, HELD, held);
+      } else Atomics.wait(this.cells, HELD, held, left > 0 && left !== Infinity ? left : undefined);
     }
   }
 
@@ -76,6 +130,36 @@ export class WriteGate {
   /** Whether a priority writer waits (for tests). */
   get waiting(): number {
     return Atomics.load(this.cells, WAITING);
+  }
+
+  /** Priority entries so far (wraps at 2^31): moving means priority writers are coming. */
+  get priorityEntries(): number {
+    return Atomics.load(this.cells, ENTRIES);
+  }
+
+  /** The search commits' waits so far. */
+  waits(): SearchCommitWaits {
+    const read = (cell: number) => Number(Atomics.load(this.stats, cell));
+    return {
+      commits: read(COMMITS),
+      waited: read(WAITED),
+      totalMs: read(SUM_US) / 1000,
+      maxMs: read(MAX_US) / 1000,
+      boundsMs: WAIT_BUCKETS_MS,
+      buckets: Array.from({ length: WAIT_BUCKETS_MS.length + 1 }, (_, i) => read(BUCKET + i)),
+    };
+  }
+
+  private count(ms: number): void {
+    const us = BigInt(Math.round(ms * 1000));
+    Atomics.add(this.stats, COMMITS, 1n);
+    if (ms > 0) Atomics.add(this.stats, WAITED, 1n);
+    Atomics.add(this.stats, SUM_US, us);
+    for (let max = Atomics.load(this.stats, MAX_US); us > max; max = Atomics.load(this.stats, MAX_US)) {
+      if (Atomics.compareExchange(this.stats, MAX_US, max, us) === max) break;
+    }
+    const bucket = WAIT_BUCKETS_MS.findIndex((bound) => ms <= bound);
+    Atomics.add(this.stats, BUCKET + (bucket === -1 ? WAIT_BUCKETS_MS.length : bucket), 1n);
   }
 
   private leaveWaiting(): void {

@@ -26,6 +26,51 @@ describe('the SQLite write gate', () => {
     gate.leave();
   });
 
+  it('lets a bulk writer in past a waiting priority writer once it has yielded for its bound (its floor)', async () => {
+    const gate = new WriteGate();
+    gate.enterYielding();
+    let entered = false;
+    const waiting = gate.enter().then(() => (entered = true));
+    gate.leave();
+    // Another priority writer entered since the bulk writer's entry (the floor needs one: it never
+    // passes the same woken waiter twice), and left.
+    await gate.enter();
+    gate.leave();
+    // The first still waits (its wake-up is queued on this loop) and the gate is free: a bulk
+    // writer with no bound would wait for it for good; with one it goes first once the bound passed.
+    expect(gate.waiting).toBe(1);
+    gate.enterYielding(5);
+    expect(entered).toBe(false);
+    gate.leave();
+    await waiting;
+    expect(entered).toBe(true);
+    gate.leave();
+  });
+
+  it("counts the search commits' waits, and the priority entries a bulk writer watches", async () => {
+    const gate = new WriteGate();
+    expect(gate.priorityEntries).toBe(0);
+    await gate.enter(true);
+    gate.leave();
+    gate.enterYielding();
+    const waiting = gate.enter(true);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    gate.leave();
+    await waiting;
+    gate.leave();
+    // Not a search commit: entered, not counted.
+    await gate.enter();
+    gate.leave();
+    expect(gate.priorityEntries).toBe(3);
+    const waits = new WriteGate(gate.buffer).waits();
+    expect(waits.commits).toBe(2);
+    expect(waits.waited).toBe(1);
+    expect(waits.maxMs).toBeGreaterThan(0);
+    expect(waits.totalMs).toBe(waits.maxMs);
+    expect(waits.buckets.reduce((a, b) => a + b, 0)).toBe(2);
+    expect(waits.buckets).toHaveLength(waits.boundsMs.length + 1);
+  });
+
   it("holds a Kysely transaction's writes on the server's connection at the gate while a bulk writer holds it", async () => {
     const db = await openDatabase({ kind: 'sqlite', file: path.join(dir, 'gated.sqlite') });
     try {
