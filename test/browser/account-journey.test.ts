@@ -1,11 +1,9 @@
 /// <reference lib="dom" />
 // The functions passed to page.evaluate run in the browser; the DOM types check them.
 import { lotJson } from '../../src/domain/lot.ts';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
@@ -18,9 +16,9 @@ import { TEST_SCRYPT } from '../support/customer-app.ts';
 import { buildAppOn } from '../support/app.ts';
 import { paidInvoice, signedEvent, STRIPE_ENV, StripeStub } from '../billing/stripe-fixtures.ts';
 import { makeLot, principalAt } from '../support/fixtures.ts';
+import { runCliInProcess, type CliResult } from '../cli/run-cli.ts';
 import { axeViolations, launchChromium, lowContrastTexts, runnable, SCREENSHOTS } from './support.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The contrast check passes over text nobody sees: hidden, undisplayed, or in closed details. */
 const CONTRAST = { skip: '.visually-hidden, .skip-link, [hidden], details:not([open]) > :not(summary)', skipUndisplayed: true };
 
@@ -94,16 +92,13 @@ async function startApp(env: Record<string, string> = {}, stripe?: StripeStub): 
   };
 }
 
-/** `node bin/vinhistory.js ...` on the app's DATA_DIR, as the operator runs it. */
-function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [path.join(ROOT, 'bin/vinhistory.js'), ...args],
-      { env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
-    );
-  });
+/**
+ * `vinhistory ...` on the app's DATA_DIR, as the operator runs it: the CLI's main(argv) in this
+ * process (test/cli/run-cli.ts), the same program on the same database file without a node start
+ * and a load of the sources for each command (2-5 s each on a loaded machine).
+ */
+function cli(dataDir: string, ...args: string[]): Promise<CliResult> {
+  return runCliInProcess(args, { dataDir });
 }
 
 /**
@@ -160,19 +155,47 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
    * Every page of the journey, at phone and desktop width and in the light and dark schemes: no
    * sideways overflow, no axe violation of impact serious or critical, no text below AA contrast;
    * then full-page screenshots (light) for docs/account.md.
+   *
+   * `reopen`: the page is what its address shows (a GET of a view, no form filled, no message shown
+   * once), so the four looks run at once, each in a page of its own opened at that address in the
+   * same context (the same session, every page listened to for CSP and console errors), instead of
+   * one after another on the one page. A look at a long page takes seconds (axe and a full-page
+   * screenshot of the API reference, 7 s a look on a loaded machine), and the browser has a
+   * process per page to spread them over. Each reopened page must hold the same text as the one
+   * it stands for, so a page that is not what its address shows fails instead of passing unseen.
    */
-  async function capture(page: Page, name: string, options: { screenshot?: boolean } = {}): Promise<void> {
+  async function capture(page: Page, name: string, options: { screenshot?: boolean; reopen?: boolean } = {}): Promise<void> {
+    const look = async (target: Page, scheme: 'light' | 'dark', suffix: 'phone' | 'desktop', viewport: { width: number; height: number }) => {
+      const widths = await target.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      expect(widths.scroll, `${name} overflows sideways at ${viewport.width}px (${scheme})`).toBeLessThanOrEqual(widths.inner);
+      expect(await axeViolations(target), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
+      expect(await lowContrastTexts(target, CONTRAST), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
+      if (scheme === 'light' && options.screenshot !== false) await target.screenshot({ path: path.join(SCREENSHOTS, `account-${name}-${suffix}.png`), fullPage: true });
+    };
+    const looks = (['light', 'dark'] as const).flatMap((scheme) => ([['phone', PHONE], ['desktop', DESKTOP]] as const).map(([suffix, viewport]) => ({ scheme, suffix, viewport })));
+    if (options.reopen) {
+      const text = await page.evaluate(() => document.body.textContent);
+      await Promise.all(
+        looks.map(async ({ scheme, suffix, viewport }) => {
+          const twin = await page.context().newPage();
+          try {
+            await twin.setViewportSize(viewport);
+            await twin.emulateMedia({ colorScheme: scheme });
+            expect((await twin.goto(page.url()))?.status(), `${name} reopened`).toBe(200);
+            expect(await twin.evaluate(() => document.body.textContent), `${name} reopened shows what the journey saw`).toBe(text);
+            await look(twin, scheme, suffix, viewport);
+          } finally {
+            await twin.close();
+          }
+        }),
+      );
+      return;
+    }
     const size = page.viewportSize();
-    for (const scheme of ['light', 'dark'] as const) {
+    for (const { scheme, suffix, viewport } of looks) {
       await page.emulateMedia({ colorScheme: scheme });
-      for (const [suffix, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
-        await page.setViewportSize(viewport);
-        const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
-        expect(widths.scroll, `${name} overflows sideways at ${viewport.width}px (${scheme})`).toBeLessThanOrEqual(widths.inner);
-        expect(await axeViolations(page), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
-        expect(await lowContrastTexts(page, CONTRAST), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
-        if (scheme === 'light' && options.screenshot !== false) await page.screenshot({ path: path.join(SCREENSHOTS, `account-${name}-${suffix}.png`), fullPage: true });
-      }
+      await page.setViewportSize(viewport);
+      await look(page, scheme, suffix, viewport);
     }
     await page.emulateMedia({ colorScheme: 'light' });
     if (size) await page.setViewportSize(size);
@@ -214,7 +237,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.waitForURL(/billing=annual/);
       expect(await page.locator('.plan__amount').allTextContents()).toEqual(['$600', '$1,440', '$3,840']);
       expect(await page.locator('.plan__note').nth(1).textContent()).toContain('20% less than monthly');
-      await capture(page, 'pricing');
+      await capture(page, 'pricing', { reopen: true });
       await page.getByRole('link', { name: 'Monthly' }).click();
       await page.waitForURL(/\/pricing$/);
 
@@ -226,7 +249,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.getByRole('link', { name: 'Terms of Service' }).first().click();
       await page.waitForURL(/\/terms$/);
       expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Terms of Service');
-      await capture(page, 'terms');
+      await capture(page, 'terms', { reopen: true });
       await page.goBack();
       await page.waitForURL(/\/signup\?next=/);
       const email = 'journey@example.com';
@@ -263,7 +286,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.goto(`${origin}/account`);
       expect(await page.locator('.status--warn').textContent()).toContain('Standard: awaiting payment');
       expect(await page.getByRole('link', { name: 'Choose a plan' }).count()).toBe(0);
-      await capture(page, 'dashboard-unpaid');
+      await capture(page, 'dashboard-unpaid', { reopen: true });
       await page.getByRole('link', { name: 'View invoice' }).click();
       await page.waitForURL(/\/account\/billing\/invoices\/inv_/);
 
@@ -272,7 +295,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       expect(payee.code, payee.stderr).toBe(0);
       await page.reload();
       expect(await page.locator('.pay').textContent()).toContain('IBAN GB99 PAYE 0000 1111 2222 33');
-      await capture(page, 'invoice');
+      await capture(page, 'invoice', { reopen: true });
       // Printed (or saved as PDF) it is the document alone: no site header, tabs or buttons.
       await page.emulateMedia({ media: 'print' });
       expect(await page.locator('.site-header').isVisible()).toBe(false);
@@ -298,7 +321,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.waitForURL(/\/account\/billing$/);
       expect(await page.locator('.current-plan .status').textContent()).toMatch(/^Paid through /);
       expect(await page.locator('.plan--current .plan__current').textContent()).toBe('Your plan');
-      await capture(page, 'billing');
+      await capture(page, 'billing', { reopen: true });
 
       // Tokens: create one, shown once, copied with the button.
       await page.getByRole('link', { name: 'API tokens' }).click();
@@ -356,7 +379,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       }
       await page.goto(`${origin}/account/tokens`);
       expect(await page.locator('.badge--expiring').count()).toBe(1);
-      await capture(page, 'tokens-rotated');
+      await capture(page, 'tokens-rotated', { reopen: true });
       const oldRow = page.locator('tbody tr', { has: page.locator('.badge--expiring') });
       await oldRow.locator('summary').click();
       await oldRow.getByRole('button', { name: 'Revoke production server' }).click();
@@ -376,9 +399,9 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.waitForURL(`${origin}/?done=logged-out`);
       expect(await page.getByRole('status').first().textContent()).toBe('You are logged out.');
       await page.goto(`${origin}/forgot-password`);
-      await capture(page, 'forgot-password');
+      await capture(page, 'forgot-password', { reopen: true });
       await page.goto(`${origin}/login`);
-      await capture(page, 'login');
+      await capture(page, 'login', { reopen: true });
       await page.keyboard.press('Tab'); // skip link
       await page.keyboard.press('Tab');
       await page.getByLabel('Email address').focus();
@@ -393,7 +416,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.goto(`${origin}/docs`);
       expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('vinhistory API');
       expect(await page.content()).not.toContain('/admin/');
-      await capture(page, 'docs');
+      await capture(page, 'docs', { reopen: true });
       await page.getByLabel('Your API token, for “Try it” below').fill(token);
       const usageTry = page.locator('form[data-path="/api/v1/usage"]');
       await usageTry.getByRole('button').click();
@@ -532,7 +555,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.waitForURL(/\/account$/);
       expect(await page.locator('.meter__used').textContent()).toBe(total.toLocaleString('en-US'));
       expect(await page.locator('#tokens-title + .stat').textContent()).toBe('2');
-      await capture(page, 'dashboard');
+      await capture(page, 'dashboard', { reopen: true });
 
       await page.getByRole('link', { name: 'Usage and past searches' }).click();
       await page.waitForURL(/\/account\/usage$/);
@@ -543,7 +566,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
         expect(bars).toContain(`${label}: ${count} searches`);
       }
       expect(await page.locator('#searches tbody tr').count()).toBe(25);
-      await capture(page, 'usage');
+      await capture(page, 'usage', { reopen: true });
       // Older searches, page by page, and back.
       await page.getByRole('link', { name: 'Older searches →' }).click();
       await page.waitForURL(/before=/);
@@ -552,7 +575,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.getByRole('link', { name: 'Settings' }).click();
       await page.waitForURL(/\/account\/settings$/);
       expect(await page.getByRole('heading', { name: 'Change your password' }).count()).toBe(1);
-      await capture(page, 'settings');
+      await capture(page, 'settings', { reopen: true });
       await context.close();
 
       // Without JavaScript: log in, create a token, read it; the copy button (a script's job) stays hidden.
