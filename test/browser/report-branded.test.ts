@@ -124,46 +124,41 @@ describe.skipIf(!runnable)('a white-label report in a browser and as PDF', () =>
 
   it('shows their brand and nothing of ours, on a phone and a desktop, to an anonymous reader', async () => {
     const anonymous = await browser.newContext({ colorScheme: 'light', bypassCSP: true });
-    // The two widths at once, a page each: the browser has a process per page, and this one waits.
-    await Promise.all(
-      Object.entries(VIEWPORTS).map(async ([name, viewport]) => {
-        const page = await open(`${origin}${reportPath}?lang=pl`, viewport, anonymous);
-        const seen = await page.evaluate(() => ({ title: document.title, text: document.body.innerText, html: document.documentElement.outerHTML }));
-        expect(seen.title).toMatch(/ · AutoCheck PL$/);
-        expect(seen.text).toContain('kontakt@autocheck.example');
-        expect(seen.html).not.toMatch(/vinhistory/i);
-        // Everything the page loads or links from our address is under /report/, which their proxy forwards.
-        const ours = await page.evaluate((at) => {
-          const urls = Array.from(document.querySelectorAll('[href],[src]')).map((e) => (e as HTMLAnchorElement).href || (e as HTMLImageElement).src);
-          const loaded = performance.getEntriesByType('resource').map((entry) => entry.name);
-          // The browser's own /favicon.ico request goes to whichever site the reader is on (theirs).
-          return [...urls, ...loaded].filter((url) => url.startsWith(at) && !new URL(url).pathname.startsWith('/report/') && new URL(url).pathname !== '/favicon.ico');
-        }, origin);
-        expect(ours).toEqual([]);
-        // The logo is the PNG drawn from the SVG, loaded, and the accent is theirs.
-        const logo = await page.locator('.report-brand__logo').evaluate((image: HTMLImageElement) => ({ width: image.naturalWidth, src: image.currentSrc }));
-        expect(logo.width).toBeGreaterThan(0);
-        expect(new URL(logo.src).pathname).toMatch(/^\/report\/brand\/[0-9a-f]{64}\.png$/);
-        expect(await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim())).toBe('#7a1f5c');
-        const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
-        expect(widths.scroll).toBeLessThanOrEqual(widths.inner);
-        await page.screenshot({ path: path.join(IMAGES, `report-branded-${name}.png`), fullPage: name === 'desktop' });
-        await page.close();
-      }),
-    );
+    for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+      const page = await open(`${origin}${reportPath}?lang=pl`, viewport, anonymous);
+      const seen = await page.evaluate(() => ({ title: document.title, text: document.body.innerText, html: document.documentElement.outerHTML }));
+      expect(seen.title).toMatch(/ · AutoCheck PL$/);
+      expect(seen.text).toContain('kontakt@autocheck.example');
+      expect(seen.html).not.toMatch(/vinhistory/i);
+      // Everything the page loads or links from our address is under /report/, which their proxy forwards.
+      const ours = await page.evaluate((at) => {
+        const urls = Array.from(document.querySelectorAll('[href],[src]')).map((e) => (e as HTMLAnchorElement).href || (e as HTMLImageElement).src);
+        const loaded = performance.getEntriesByType('resource').map((entry) => entry.name);
+        // The browser's own /favicon.ico request goes to whichever site the reader is on (theirs).
+        return [...urls, ...loaded].filter((url) => url.startsWith(at) && !new URL(url).pathname.startsWith('/report/') && new URL(url).pathname !== '/favicon.ico');
+      }, origin);
+      expect(ours).toEqual([]);
+      // The logo is the PNG drawn from the SVG, loaded, and the accent is theirs.
+      const logo = await page.locator('.report-brand__logo').evaluate((image: HTMLImageElement) => ({ width: image.naturalWidth, src: image.currentSrc }));
+      expect(logo.width).toBeGreaterThan(0);
+      expect(new URL(logo.src).pathname).toMatch(/^\/report\/brand\/[0-9a-f]{64}\.png$/);
+      expect(await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim())).toBe('#7a1f5c');
+      const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      expect(widths.scroll).toBeLessThanOrEqual(widths.inner);
+      await page.screenshot({ path: path.join(IMAGES, `report-branded-${name}.png`), fullPage: name === 'desktop' });
+      await page.close();
+    }
     await anonymous.close();
   });
 
   it('keeps every text readable in their accent, in the light and the dark scheme', async () => {
-    await Promise.all(
-      (['light', 'dark'] as const).map(async (colorScheme) => {
-        const reader = await browser.newContext({ colorScheme, bypassCSP: true });
-        const page = await open(`${origin}${reportPath}?lang=en`, VIEWPORTS.phone, reader);
-        expect(await lowContrastTexts(page, { skip: '.visually-hidden, .skip-link' }), colorScheme).toEqual([]);
-        if (colorScheme === 'dark') await page.screenshot({ path: path.join(IMAGES, 'report-branded-dark-phone.png') });
-        await reader.close();
-      }),
-    );
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const reader = await browser.newContext({ colorScheme, bypassCSP: true });
+      const page = await open(`${origin}${reportPath}?lang=en`, VIEWPORTS.phone, reader);
+      expect(await lowContrastTexts(page, { skip: '.visually-hidden, .skip-link' }), colorScheme).toEqual([]);
+      if (colorScheme === 'dark') await page.screenshot({ path: path.join(IMAGES, 'report-branded-dark-phone.png') });
+      await reader.close();
+    }
   });
 
   it('has no serious or critical axe violation on the branded report', async () => {
@@ -173,19 +168,17 @@ describe.skipIf(!runnable)('a white-label report in a browser and as PDF', () =>
   });
 
   it('the brand page, with its preview, passes axe; screenshots of it', async () => {
-    await Promise.all(
-      Object.entries(VIEWPORTS).map(async ([name, viewport]) => {
-        const page = await open(`${origin}/account/brand?brand=${brandId}`, viewport);
-        const frame = page.frameLocator('iframe.brand-preview');
-        await frame.locator('.report-bar').waitFor();
-        expect(await frame.locator('.report-footer').innerText()).toContain('AutoCheck PL');
-        if (name === 'desktop') expect(await axeViolations(page)).toEqual([]);
-        const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
-        expect(widths.scroll).toBeLessThanOrEqual(widths.inner);
-        await page.screenshot({ path: path.join(IMAGES, `account-brand-${name}.png`), fullPage: true });
-        await page.close();
-      }),
-    );
+    for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+      const page = await open(`${origin}/account/brand?brand=${brandId}`, viewport);
+      const frame = page.frameLocator('iframe.brand-preview');
+      await frame.locator('.report-bar').waitFor();
+      expect(await frame.locator('.report-footer').innerText()).toContain('AutoCheck PL');
+      if (name === 'desktop') expect(await axeViolations(page)).toEqual([]);
+      const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      expect(widths.scroll).toBeLessThanOrEqual(widths.inner);
+      await page.screenshot({ path: path.join(IMAGES, `account-brand-${name}.png`), fullPage: true });
+      await page.close();
+    }
   });
 
   it('prints a PDF with their name in it and none of ours, page 1 turned into a PNG', async () => {

@@ -80,27 +80,24 @@ describe.skipIf(!runnable)('report in four languages, in a browser and as PDF', 
   }
 
   it.each(['en', 'uk', 'ka', 'ar'])('lays out the %s page on a phone and a desktop', async (lang) => {
-    // The two widths at once, a page each: the browser has a process per page, and this one waits.
-    await Promise.all(
-      Object.entries(VIEWPORTS).map(async ([name, viewport]) => {
-        const page = await open(lang, viewport);
-        expect(await page.locator('html').getAttribute('lang')).toBe(lang);
-        expect(await page.locator('html').getAttribute('dir')).toBe(lang === 'ar' ? 'rtl' : 'ltr');
-        const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
-        expect(widths.scroll).toBeLessThanOrEqual(widths.inner);
-        // The warning signs come before the lots, and the script of the language has its own font.
-        const order = await page.evaluate(() => [document.querySelector('.flags')!, document.querySelector('.lots')!].map((e) => e.getBoundingClientRect().top));
-        expect(order[0]).toBeLessThan(order[1]!);
-        if (lang === 'ka' || lang === 'ar') {
-          const family = lang === 'ka' ? 'Noto Sans Georgian' : 'Noto Sans Arabic';
-          expect(await page.evaluate((f) => document.fonts.check(`16px "${f}"`), family)).toBe(true);
-        }
-        // The gone photo is a placeholder.
-        expect(await page.locator('.photo-placeholder').count()).toBeGreaterThan(0);
-        await page.screenshot({ path: path.join(IMAGES, `report-${lang}-${name}.png`), fullPage: name === 'phone' ? false : true });
-        await page.close();
-      }),
-    );
+    for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+      const page = await open(lang, viewport);
+      expect(await page.locator('html').getAttribute('lang')).toBe(lang);
+      expect(await page.locator('html').getAttribute('dir')).toBe(lang === 'ar' ? 'rtl' : 'ltr');
+      const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      expect(widths.scroll).toBeLessThanOrEqual(widths.inner);
+      // The warning signs come before the lots, and the script of the language has its own font.
+      const order = await page.evaluate(() => [document.querySelector('.flags')!, document.querySelector('.lots')!].map((e) => e.getBoundingClientRect().top));
+      expect(order[0]).toBeLessThan(order[1]!);
+      if (lang === 'ka' || lang === 'ar') {
+        const family = lang === 'ka' ? 'Noto Sans Georgian' : 'Noto Sans Arabic';
+        expect(await page.evaluate((f) => document.fonts.check(`16px "${f}"`), family)).toBe(true);
+      }
+      // The gone photo is a placeholder.
+      expect(await page.locator('.photo-placeholder').count()).toBeGreaterThan(0);
+      await page.screenshot({ path: path.join(IMAGES, `report-${lang}-${name}.png`), fullPage: name === 'phone' ? false : true });
+      await page.close();
+    }
   });
 
   it.each(['en', 'ar'])('has no serious or critical axe violation in %s', async (lang) => {
