@@ -1,11 +1,9 @@
 /// <reference lib="dom" />
 // The functions passed to page.evaluate run in the browser; the DOM types check them.
 import { lotJson } from '../../src/domain/lot.ts';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
@@ -18,9 +16,9 @@ import { TEST_SCRYPT } from '../support/customer-app.ts';
 import { buildAppOn } from '../support/app.ts';
 import { paidInvoice, signedEvent, STRIPE_ENV, StripeStub } from '../billing/stripe-fixtures.ts';
 import { makeLot, principalAt } from '../support/fixtures.ts';
+import { runCliInProcess, type CliResult } from '../cli/run-cli.ts';
 import { axeViolations, launchChromium, lowContrastTexts, runnable, SCREENSHOTS } from './support.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The contrast check passes over text nobody sees: hidden, undisplayed, or in closed details. */
 const CONTRAST = { skip: '.visually-hidden, .skip-link, [hidden], details:not([open]) > :not(summary)', skipUndisplayed: true };
 
@@ -94,16 +92,13 @@ async function startApp(env: Record<string, string> = {}, stripe?: StripeStub): 
   };
 }
 
-/** `node bin/vinhistory.js ...` on the app's DATA_DIR, as the operator runs it. */
-function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [path.join(ROOT, 'bin/vinhistory.js'), ...args],
-      { env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
-    );
-  });
+/**
+ * `vinhistory ...` on the app's DATA_DIR, as the operator runs it: the CLI's main(argv) in this
+ * process (test/cli/run-cli.ts), the same program on the same database file without a node start
+ * and a load of the sources for each command (2-5 s each on a loaded machine).
+ */
+function cli(dataDir: string, ...args: string[]): Promise<CliResult> {
+  return runCliInProcess(args, { dataDir });
 }
 
 /**
@@ -160,19 +155,49 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
    * Every page of the journey, at phone and desktop width and in the light and dark schemes: no
    * sideways overflow, no axe violation of impact serious or critical, no text below AA contrast;
    * then full-page screenshots (light) for docs/account.md.
+   *
+   * `reopen`: the page is what its address shows (a GET of a view, no form filled, no message shown
+   * once), so the four looks run at once, each in a page of its own opened at that address in the
+   * same context (the same session, every page listened to for CSP and console errors), instead of
+   * one after another on the one page. A look at a long page takes seconds (axe and a full-page
+   * screenshot of the API reference, 7 s a look on a loaded machine), and the browser has a
+   * process per page to spread them over. Each reopened page must hold the same text as the one
+   * it stands for, so a page that is not what its address shows fails instead of passing unseen.
+   * Only for the long pages (the reference, usage): on a short one the four extra loads cost
+   * about what the looks do, and the journey's CPU went up 10-20% with every page reopened.
    */
-  async function capture(page: Page, name: string, options: { screenshot?: boolean } = {}): Promise<void> {
+  async function capture(page: Page, name: string, options: { screenshot?: boolean; reopen?: boolean } = {}): Promise<void> {
+    const look = async (target: Page, scheme: 'light' | 'dark', suffix: 'phone' | 'desktop', viewport: { width: number; height: number }) => {
+      const widths = await target.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      expect(widths.scroll, `${name} overflows sideways at ${viewport.width}px (${scheme})`).toBeLessThanOrEqual(widths.inner);
+      expect(await axeViolations(target), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
+      expect(await lowContrastTexts(target, CONTRAST), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
+      if (scheme === 'light' && options.screenshot !== false) await target.screenshot({ path: path.join(SCREENSHOTS, `account-${name}-${suffix}.png`), fullPage: true });
+    };
+    const looks = (['light', 'dark'] as const).flatMap((scheme) => ([['phone', PHONE], ['desktop', DESKTOP]] as const).map(([suffix, viewport]) => ({ scheme, suffix, viewport })));
+    if (options.reopen) {
+      const text = await page.evaluate(() => document.body.textContent);
+      await Promise.all(
+        looks.map(async ({ scheme, suffix, viewport }) => {
+          const twin = await page.context().newPage();
+          try {
+            await twin.setViewportSize(viewport);
+            await twin.emulateMedia({ colorScheme: scheme });
+            expect((await twin.goto(page.url()))?.status(), `${name} reopened`).toBe(200);
+            expect(await twin.evaluate(() => document.body.textContent), `${name} reopened shows what the journey saw`).toBe(text);
+            await look(twin, scheme, suffix, viewport);
+          } finally {
+            await twin.close();
+          }
+        }),
+      );
+      return;
+    }
     const size = page.viewportSize();
-    for (const scheme of ['light', 'dark'] as const) {
+    for (const { scheme, suffix, viewport } of looks) {
       await page.emulateMedia({ colorScheme: scheme });
-      for (const [suffix, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
-        await page.setViewportSize(viewport);
-        const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
-        expect(widths.scroll, `${name} overflows sideways at ${viewport.width}px (${scheme})`).toBeLessThanOrEqual(widths.inner);
-        expect(await axeViolations(page), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
-        expect(await lowContrastTexts(page, CONTRAST), `${name} at ${viewport.width}px (${scheme})`).toEqual([]);
-        if (scheme === 'light' && options.screenshot !== false) await page.screenshot({ path: path.join(SCREENSHOTS, `account-${name}-${suffix}.png`), fullPage: true });
-      }
+      await page.setViewportSize(viewport);
+      await look(page, scheme, suffix, viewport);
     }
     await page.emulateMedia({ colorScheme: 'light' });
     if (size) await page.setViewportSize(size);
@@ -393,7 +418,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
       await page.goto(`${origin}/docs`);
       expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('vinhistory API');
       expect(await page.content()).not.toContain('/admin/');
-      await capture(page, 'docs');
+      await capture(page, 'docs', { reopen: true });
       await page.getByLabel('Your API token, for “Try it” below').fill(token);
       const usageTry = page.locator('form[data-path="/api/v1/usage"]');
       await usageTry.getByRole('button').click();
@@ -543,7 +568,7 @@ describe.skipIf(!runnable)('the customer journey in a browser', () => {
         expect(bars).toContain(`${label}: ${count} searches`);
       }
       expect(await page.locator('#searches tbody tr').count()).toBe(25);
-      await capture(page, 'usage');
+      await capture(page, 'usage', { reopen: true });
       // Older searches, page by page, and back.
       await page.getByRole('link', { name: 'Older searches →' }).click();
       await page.waitForURL(/before=/);
