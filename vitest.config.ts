@@ -62,6 +62,8 @@ const SYSTEM = [
   // Nothing to run without PostgreSQL or Redis.
   'test/limits/rate/redis-health.test.ts',
   'test/limits/rate/redis-rate-limiter.test.ts',
+  // A redis-server of its own, killed and started again, with a timed traffic through it.
+  'test/limits/rate/create-rate-limiter.test.ts',
   'test/media/archiver-shared.test.ts',
   'test/storage/dialects/postgres/commits.test.ts',
   'test/storage/dialects/postgres/connection.test.ts',

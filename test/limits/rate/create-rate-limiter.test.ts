@@ -66,8 +66,6 @@ describe.runIf(TEST_REDIS_URL)('createRateLimiter: Redis dies and comes back emp
     }
 
     const rate = 3;
-    // The last instance reconnects at most 500 ms after the restart; from then on Redis sees every accept.
-    const SETTLE_MS = 1000;
     const accepted: Bracket[] = [];
     const slowWhileDown: number[] = [];
     // eslint-disable-next-line prefer-const -- read by the senders' closure before it is set, once Redis is killed.
@@ -100,21 +98,28 @@ describe.runIf(TEST_REDIS_URL)('createRateLimiter: Redis dies and comes back emp
     for (const setup of setups) expect(await gauge(setup.metrics, 'rateDegraded')).toBe(1);
     down.to = performance.now();
     await server.restart();
+    // From when the last instance is back on Redis, Redis sees every accept. How long the reconnect
+    // takes depends on the machine (0.5 s when idle, more beside other work): waited for, not assumed.
+    const backDeadline = performance.now() + 10_000;
+    while ((await Promise.all(setups.map((s) => modeOf(s.metrics)))).some((mode) => mode !== 'redis')) {
+      if (performance.now() > backDeadline) throw new Error('the limiters never went back to Redis');
+      await sleep(20);
+    }
     const backAt = performance.now();
     // Three whole seconds after settling, so that 2 x rate is owed even if the reconnect takes a window's start.
-    await sleep(SETTLE_MS + 3500);
+    await sleep(3500);
     running = false;
     await traffic;
     await Promise.all(pending);
 
     expect(crowded(accepted, 3 * rate)).toEqual([]);
-    expect(crowded(accepted.filter((r) => r.sent >= backAt + SETTLE_MS), rate)).toEqual([]);
+    expect(crowded(accepted.filter((r) => r.sent >= backAt), rate)).toEqual([]);
     // No decision waited for the dead Redis (it would have taken the whole 1000 ms timeout).
     expect(slowWhileDown.length).toBeGreaterThan(50);
     expect(Math.max(...slowWhileDown)).toBeLessThan(500);
     // The account was served throughout: each instance granted the rate alone while Redis was away.
     expect(accepted.filter((r) => r.sent > killedAt + 200 && r.received < down.to).length).toBeGreaterThanOrEqual(3 * rate);
-    expect(accepted.filter((r) => r.sent >= backAt + SETTLE_MS).length).toBeGreaterThanOrEqual(2 * rate);
+    expect(accepted.filter((r) => r.sent >= backAt).length).toBeGreaterThanOrEqual(2 * rate);
     for (const setup of setups) {
       expect(await modeOf(setup.metrics)).toBe('redis');
       expect(await gauge(setup.metrics, 'rateDegraded')).toBe(0);
