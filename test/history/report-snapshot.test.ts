@@ -38,8 +38,21 @@ describe.each(DIALECTS)('a report snapshot that names versions (%s)', (dialect) 
   };
   const copiedLots = (answer: string) => answer.slice(answer.indexOf('"lots":') + '"lots":'.length, answer.lastIndexOf(',"report_url":'));
 
-  let moment = Date.parse('2026-11-03T10:00:00.000Z');
-  const importAt = (lots: (Lot & { derived?: Partial<Lot> })[]) => t.repos.lots.upsertBatch(lots, { now: new Date((moment += 60_000)), source: 'feed' });
+  /**
+   * A moment after every report made before it and before every report made after it. The copied
+   * snapshot's page cuts its lots' history by time, the named one by the versions it named: the two
+   * agree when versions are observed in the order they are stored, as a live import's are.
+   */
+  const nextMoment = async () => {
+    const tick = async (from: number) => {
+      while (Date.now() <= from) await new Promise((resolve) => setImmediate(resolve));
+    };
+    await tick(Date.now());
+    const at = Date.now();
+    await tick(at);
+    return new Date(at);
+  };
+  const importAt = async (lots: (Lot & { derived?: Partial<Lot> })[]) => t.repos.lots.upsertBatch(lots, { now: await nextMoment(), source: 'feed' });
 
   it('answers, signs and shows each report made between imports byte for byte as the copied snapshot does', async () => {
     await importAt([first, second]);
@@ -48,7 +61,7 @@ describe.each(DIALECTS)('a report snapshot that names versions (%s)', (dialect) 
     reports.push(await search());
     // A derived value fills what is unknown; a thinner line leaves the rest; a listing change touches no field.
     await importAt([{ ...second, price: null, derived: { fuel: 'GAS', color: 'RED' } }]);
-    await t.repos.lotHistory.recordListing([{ auction: 'iaai', lotId: second.lot_id }], 'left', { now: new Date((moment += 60_000)), source: 'feed' });
+    await t.repos.lotHistory.recordListing([{ auction: 'iaai', lotId: second.lot_id }], 'left', { now: await nextMoment(), source: 'feed' });
     reports.push(await search());
     await importAt([{ ...second, price: 2500, sale_date: '2026-12-01T17:00:00.000Z' }, { ...first, document: 'CT - CERTIFICATE OF TITLE', highlight: 'plain' }]);
     reports.push(await search());
