@@ -73,9 +73,7 @@ export function statesOf(history: LotHistory): Lot[] {
  */
 export function historyAsOfVersions(history: LotHistory, later: number | undefined, at: string): LotHistory | null {
   if (later === undefined) return null;
-  const versions = history.versions.slice(0, 1 + later);
-  const lastSeen = history.last_seen_at <= at ? history.last_seen_at : versions.at(-1)!.observed_at;
-  return { ...history, last_seen_at: lastSeen, versions };
+  return withVersions(history, history.versions.slice(0, 1 + later), at);
 }
 
 /**
@@ -85,7 +83,11 @@ export function historyAsOfVersions(history: LotHistory, later: number | undefin
  */
 export function historyAsOf(history: LotHistory, at: string): LotHistory | null {
   const versions = history.versions.filter((version) => version.observed_at <= at);
-  if (versions.length === 0) return null;
+  return versions.length === 0 ? null : withVersions(history, versions, at);
+}
+
+/** The history with these of its versions, last seen by `at`: its last sighting by then, else the last version's. */
+function withVersions(history: LotHistory, versions: LotVersion[], at: string): LotHistory {
   const lastSeen = history.last_seen_at <= at ? history.last_seen_at : versions.at(-1)!.observed_at;
   return { ...history, last_seen_at: lastSeen, versions };
 }

@@ -50,7 +50,7 @@ export async function deferLotsIndexesWhileEmpty(db: IndexedDb, now = new Date()
  * died), each in a transaction that also forgets its record. Returns the names built. Nothing to
  * do, the common case, costs one read of `settings`.
  */
-export async function buildDeferredIndexes(db: IndexedDb, log: (message: string) => void = () => {}): Promise<string[]> {
+export async function buildDeferredIndexes(db: IndexedDb): Promise<string[]> {
   const owed = await db.kysely.selectFrom('settings').select(['key', 'value']).where('key', 'like', `${PREFIX}%`).orderBy('key').execute();
   const built: string[] = [];
   for (const { key, value } of owed) {
@@ -60,10 +60,8 @@ export async function buildDeferredIndexes(db: IndexedDb, log: (message: string)
       const still = await tx.selectFrom('settings').select('key').where('key', '=', key).executeTakeFirst();
       if (!still) return;
       if (!(await db.dialect.indexExists(tx, name))) {
-        const started = performance.now();
         await db.dialect.buildIndex(tx, value);
         built.push(name);
-        log(`built ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       }
       await tx.deleteFrom('settings').where('key', '=', key).execute();
     });

@@ -4,7 +4,7 @@ import type { Db } from '../database.ts';
 import type { StoredReport } from '../../domain/report.ts';
 import type { LotChanges } from '../../domain/lot-history.ts';
 import type { LotJson } from '../../domain/lot.ts';
-import { namedLotJson, namedLotsOf } from '../../domain/report-snapshot.ts';
+import { namedLotJson, namedLotsOf, type NamedLot } from '../../domain/report-snapshot.ts';
 import { lotFromRow } from '../lot-rows.ts';
 import { historyKey } from './lot-history-repository.ts';
 
@@ -22,9 +22,17 @@ export class ReportsRepository {
   async findById(id: string): Promise<StoredReport | undefined> {
     const row = await this.db.kysely.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return undefined;
-    const lots = JSON.parse(await this.snapshotJson(row.lots)) as StoredReport['lots'];
-    const report: StoredReport = { id: row.id, accountId: row.account_id, vin: row.vin, createdAt: row.created_at, lots, sandbox: row.sandbox === 1, tokenId: row.token_id };
     const named = namedLotsOf(row.lots);
+    const lotsJson = named === null ? row.lots : `[${(await this.namedLots(named)).join(',')}]`;
+    const report: StoredReport = {
+      id: row.id,
+      accountId: row.account_id,
+      vin: row.vin,
+      createdAt: row.created_at,
+      lots: JSON.parse(lotsJson) as StoredReport['lots'],
+      sandbox: row.sandbox === 1,
+      tokenId: row.token_id,
+    };
     if (named) report.namedVersions = new Map(named.map((lot) => [historyKey(lot.auction, lot.lot_id), lot.versions]));
     return report;
   }
@@ -37,7 +45,8 @@ export class ReportsRepository {
 
   /** A stored snapshot's lots as the JSON array the search answered: a copy as it is, named versions rebuilt. */
   async snapshotJson(snapshot: string): Promise<string> {
-    return namedLotsOf(snapshot) === null ? snapshot : `[${(await this.lotsOfSnapshot(snapshot)).join(',')}]`;
+    const named = namedLotsOf(snapshot);
+    return named === null ? snapshot : `[${(await this.namedLots(named)).join(',')}]`;
   }
 
   /**
@@ -48,6 +57,11 @@ export class ReportsRepository {
   async lotsOfSnapshot(snapshot: string): Promise<LotJson[]> {
     const named = namedLotsOf(snapshot);
     if (named === null) return (JSON.parse(snapshot) as unknown[]).map((lot) => JSON.stringify(lot) as LotJson);
+    return this.namedLots(named);
+  }
+
+  /** The lots a snapshot names, rebuilt (lotsOfSnapshot), from its names read once. */
+  private async namedLots(named: readonly NamedLot[]): Promise<LotJson[]> {
     const lots: LotJson[] = [];
     for (const lot of named) {
       const ref = { auction: lot.auction, lotId: lot.lot_id };
