@@ -23,8 +23,8 @@ const kept = new WeakMap<object, { raw: BetterSqlite3.Database; statement: Bette
  * runDirect for a statement kept by `owner` rather than by its text for the life of the
  * connection: the catalogue's shapes of query are as many as a client cares to send, and their
  * owner (the repository's bounded cache) drops them. Kysely's driver prepares a statement on
- * every run, which for a page of the catalogue (30 json_object pairs) cost 0.04-0.05 ms, as much
- * as a fifth of the statement (docs/benchmarks.md, "The catalogue page's remaining costs").
+ * every run: a page of the catalogue (30 json_object pairs) came 3-13% cheaper kept
+ * (docs/benchmarks.md, "The catalogue page's remaining costs").
  */
 export function runKeptDirect(raw: BetterSqlite3.Database, owner: object, sql: string, parameters: unknown[]): unknown[] {
   let entry = kept.get(owner);
