@@ -9,6 +9,13 @@ type Placeholders<P> = { readonly [K in keyof P]: P[K] };
  */
 export interface DirectStatements {
   runPrepared(sql: string, parameters: unknown[]): Promise<unknown[]> | null;
+  /**
+   * The same for a statement of an open-ended family (the catalogue's shapes of query, which a
+   * client can multiply), kept no longer than `owner`: runPrepared keeps a statement per SQL text
+   * for the life of the process. null: through Kysely (a transaction is open, or the dialect
+   * keeps no more of them).
+   */
+  runKept(owner: object, sql: string, parameters: unknown[]): Promise<unknown[]> | null;
 }
 
 /** What PreparedQuery.run needs of a database handle (storage/database.ts, Db). */
@@ -59,6 +66,15 @@ export class PreparedQuery<P extends Record<string, unknown>, Row> {
   run(db: PreparedQueryTarget, params: P): Promise<Row[]> {
     const parameters = this.parameters(params);
     return (db.dialect.runPrepared(this.sql, parameters) as Promise<Row[]> | null) ?? this.executeWith(db.kysely, parameters);
+  }
+
+  /**
+   * run() for one of an open-ended family of queries, each kept by its owner in a bounded cache
+   * (DirectStatements.runKept): its prepared statement lives as long as this object.
+   */
+  runKept(db: PreparedQueryTarget, params: P): Promise<Row[]> {
+    const parameters = this.parameters(params);
+    return (db.dialect.runKept(this, this.sql, parameters) as Promise<Row[]> | null) ?? this.executeWith(db.kysely, parameters);
   }
 
   /** Runs on the database or inside a transaction (a Transaction is a Kysely too). */

@@ -81,8 +81,8 @@ export class MarketRepository {
       statement = new PreparedQuery(this.db.kysely, Object.keys(page.values), (values: PageValues) => this.pageStatement(page, values));
       this.pages.set(page.key, statement);
     }
-    // Through Kysely, not the driver's own prepared statements (PreparedQuery.run), which are kept per SQL text without bound.
-    const rows = await statement.execute(this.db.kysely, page.values);
+    // Kept with its entry here (runKept), not by its SQL text for the life of the process as run() keeps the search's.
+    const rows = await statement.runKept(this.db, page.values);
     return rows.map((row) => ({
       lot: row.lot as LotJson,
       // PostgreSQL answers the price's coalesce as bigint, which its driver gives as text.

@@ -17,7 +17,7 @@ import { lockAccountPostgres } from './account-lock.ts';
 import { insertAttemptsPostgres } from './auth-attempts.ts';
 import { BatchedReads } from './batched-reads.ts';
 import { isPostgresUniqueViolation, openPostgres } from './connection.ts';
-import { runPooled } from './direct-statements.ts';
+import { runKeptPooled, runPooled } from './direct-statements.ts';
 import { lotJsonOfRowPostgres, lotsJsonByVinsPostgres } from './lot-json.ts';
 import { appendVersionsPostgres, lotRowsByKeyPostgres, sightLotsPostgres, storedLotsByKeyPostgres, touchLotsPostgres } from './lot-history.ts';
 import { versionsInAppendOrderPostgres } from './report-snapshot.ts';
@@ -67,6 +67,11 @@ export class PostgresStorageDialect implements StorageDialect {
   /** Always as a named prepared statement on a pool connection, outside the caller's transaction. */
   runPrepared(sql: string, parameters: unknown[]): Promise<unknown[]> {
     return runPooled(this.pool, sql, parameters);
+  }
+
+  /** A named statement for the first texts of an open-ended family only (runKeptPooled); the owner keeps nothing here. */
+  runKept(_owner: object, sql: string, parameters: unknown[]): Promise<unknown[]> | null {
+    return runKeptPooled(this.pool, sql, parameters);
   }
 
   /** The lots of the VINs asked for in one turn of the event loop, in one statement. */

@@ -17,7 +17,7 @@ import { lockAccountSqlite } from './account-lock.ts';
 import { insertAttemptsSqlite } from './auth-attempts.ts';
 import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpointer } from './checkpointer.ts';
 import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
-import { runDirect } from './direct-statements.ts';
+import { runDirect, runKeptDirect } from './direct-statements.ts';
 import { lotJsonOfRowSqlite, lotsJsonByVinSqlite, withImages } from './lot-json.ts';
 import { appendVersionsSqlite, lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite, unchangedLotsSqlite } from './lot-history.ts';
 import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
@@ -96,6 +96,16 @@ export class SqliteStorageDialect implements StorageDialect {
     if (this.raw.inTransaction) return null;
     try {
       return Promise.resolve(runDirect(this.raw, sql, parameters));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** runPrepared's way for a statement its owner keeps (the catalogue's pages): inside a transaction, through Kysely too. */
+  runKept(owner: object, sql: string, parameters: unknown[]): Promise<unknown[]> | null {
+    if (this.raw.inTransaction) return null;
+    try {
+      return Promise.resolve(runKeptDirect(this.raw, owner, sql, parameters));
     } catch (error) {
       return Promise.reject(error);
     }
