@@ -141,6 +141,18 @@ function threadCpu(): { stop: () => string } | null {
   }
 }
 
+/**
+ * The event loop's thread's time waiting for a core so far, ms (Linux: schedstat's second field,
+ * the run queue's wait): the CPU sharing the searches met, whoever took the core.
+ */
+function loopRunQueueMs(): number | null {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return null;
+  }
+}
+
 /** The process's threads now (Linux: /proc/self/task); 0 elsewhere. */
 function threadCount(): number {
   try {
@@ -287,6 +299,7 @@ async function main(): Promise<void> {
       const starts: number[] = [];
       const loop = monitorEventLoopDelay({ resolution: 1 });
       const cpuBefore = cpuSeconds();
+      const queuedBefore = loopRunQueueMs();
       const began = performance.now();
       loop.enable();
       if (rate === null)
@@ -326,7 +339,12 @@ async function main(): Promise<void> {
       loop.disable();
       const seconds = (performance.now() - began) / 1000;
       const cpuAfter = cpuSeconds();
-      const cpu = cpuBefore && cpuAfter ? `process ${((cpuAfter.process - cpuBefore.process) / seconds).toFixed(2)} cores, event loop ${((cpuAfter.loop - cpuBefore.loop) / seconds).toFixed(2)}` : 'no /proc';
+      const queuedAfter = loopRunQueueMs();
+      const perSearch = (ms: number) => `${((1000 * ms) / Math.max(1, samples.length)).toFixed(0)} µs a search`;
+      const cpu =
+        cpuBefore && cpuAfter && queuedBefore !== null && queuedAfter !== null
+          ? `process ${((cpuAfter.process - cpuBefore.process) / seconds).toFixed(2)} cores, event loop ${((cpuAfter.loop - cpuBefore.loop) / seconds).toFixed(2)} (${perSearch(1000 * (cpuAfter.loop - cpuBefore.loop))}; waiting for a core ${perSearch(queuedAfter - queuedBefore)})`
+          : 'no /proc';
       const splitAt = split?.() ?? Infinity;
       const before = samples.filter((_, i) => starts[i]! < splitAt);
       const parts = split ? { download: summariseLatencies(before), import: summariseLatencies(samples.filter((_, i) => starts[i]! >= splitAt)), downloadSeconds: (splitAt - began) / 1000 } : null;
