@@ -5,6 +5,9 @@
  * SQLite database; then the search latency (one search after the other through the app, inject())
  * while idle and while the feed is pulled again (a new ETag: every lot read and upserted again).
  * Runs alternate (import, feed, import, feed) so that a busy machine weighs on both alike.
+ * --isolate parts what a pull does to the searches into its write lock and its CPU: beside each
+ * pull on the searches' database, the same pull into another database and threads spinning at the
+ * pull's niceness. --rate adds the same phases with searches started on a fixed schedule.
  * See docs/benchmarks.md.
  */
 import { createReadStream, readdirSync, readFileSync } from 'node:fs';
@@ -15,6 +18,7 @@ import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -22,7 +26,7 @@ import { createContainer, type Container } from '../src/container.ts';
 import { generateLots } from '../src/dev/seed/synthetic-lots.ts';
 import { BULK_LOAD_BATCH_SIZE } from '../src/ingest/import-lots.ts';
 import { MemoryRateLimiter } from '../src/limits/rate/memory-rate-limiter.ts';
-import { migrateToLatest, openDatabase, type Db } from '../src/storage/database.ts';
+import { migrateToLatest, openDatabase, WriteGate, type Db } from '../src/storage/database.ts';
 import { createRepositories } from '../src/storage/repositories/index.ts';
 import { createUnboundedCustomer } from './support/bench-data.ts';
 import { COPART_HEADER, copartRow, quote, writeLines } from './support/bench-files.ts';
@@ -34,12 +38,28 @@ const USAGE = `usage: npm run bench:feeds -- [options]
   --rounds N    import/feed pairs (default 2)
   --batch N     lots per transaction of the pull (default 250, as serve)
   --seconds N   seconds of idle searching, before the second pull and after it (default 10)
+  --rate N,...  after the closed loop, the same phases with searches started N a second on a fixed
+                schedule (open loop: each latency from its due time), e.g. --rate 200,1000
+  --isolate     two more phases beside each pull's: the same pull into another database (no write
+                lock in common, the same CPU work) and threads at the pull's niceness spinning for
+                as long as the pull took (its CPU demand alone)
+  --spin-threads N  spinning threads of --isolate (default 1: the pull's threads take about a core)
 `;
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
 let feedBatch = 250;
+
+/** A thread that lowers its own priority (Linux: nice is per thread) and spins until told to stop. */
+const SPIN = `
+const { parentPort, workerData } = require('node:worker_threads');
+try { require('node:os').setPriority(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()), workerData.nice); } catch {}
+const stop = new Int32Array(workerData.stop);
+parentPort.postMessage('spinning');
+let x = 0;
+while (Atomics.load(stop, 0) === 0) for (let i = 0; i < 100000; i++) x = (x * 31 + i) | 0;
+`;
 
 async function fresh(dir: string, name: string): Promise<{ db: Db; services: Container; close: () => Promise<void> }> {
   const dataDir = path.join(dir, name);
@@ -121,6 +141,27 @@ function threadCpu(): { stop: () => string } | null {
   }
 }
 
+/**
+ * The event loop's thread's time waiting for a core so far, ms (Linux: schedstat's second field,
+ * the run queue's wait): the CPU sharing the searches met, whoever took the core.
+ */
+function loopRunQueueMs(): number | null {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return null;
+  }
+}
+
+/** The process's threads now (Linux: /proc/self/task); 0 elsewhere. */
+function threadCount(): number {
+  try {
+    return readdirSync('/proc/self/task').length;
+  } catch {
+    return 0;
+  }
+}
+
 /** The pulls' batches by how long each held the write lock (vinhistory_feed_batch_write_seconds), as a line. */
 async function batchLock(services: Container): Promise<string> {
   const { values } = await services.metrics.feedBatchWrite.get();
@@ -155,7 +196,7 @@ function gateWaits(db: Db): () => string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { lots: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, batch: { type: 'string', default: '250' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { lots: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, batch: { type: 'string', default: '250' }, rate: { type: 'string' }, isolate: { type: 'boolean' }, 'spin-threads': { type: 'string', default: '1' }, help: { type: 'boolean' } } });
   if (values.help) {
     process.stdout.write(USAGE);
     return;
@@ -164,6 +205,12 @@ async function main(): Promise<void> {
   const rounds = Number(values.rounds);
   const idleSeconds = Number(values.seconds);
   feedBatch = Number(values.batch);
+  const rates = values.rate === undefined ? [] : values.rate.split(',').map(Number);
+  if (rates.some((rate) => !(rate > 0))) throw new Error(`--rate takes searches a second, e.g. 200,1000: ${values.rate}`);
+  const isolate = values.isolate === true;
+  const spinThreads = Number(values['spin-threads']);
+  // The pull's threads' niceness, which the spinning threads take too.
+  const spinNice = Number(process.env.FEEDS_THREAD_NICE ?? 19);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-feeds-'));
   const file = path.join(dir, 'salesdata.csv');
   const vins: string[] = [];
@@ -188,6 +235,8 @@ async function main(): Promise<void> {
   const loopShares: string[] = [];
   const threadShares: string[] = [];
   let searchDb: { db: Db; services: Container; close: () => Promise<void> } | null = null;
+  let otherDb: { db: Db; services: Container; close: () => Promise<void> } | null = null;
+  let held = '';
   try {
     for (let round = 0; round < rounds; round++) {
       const imported = await fresh(dir, `import-${round}`);
@@ -221,67 +270,180 @@ async function main(): Promise<void> {
 
     // Search latency on the feed's database: idle, then while the feed is pulled again.
     const { services, db } = searchDb!;
+    // The isolating pulls' database (--isolate): the same file pulled once into a database of its
+    // own before any search, so that each pull of it during the searches upserts the same 200,000
+    // unchanged lots as the pull on the searches' database, with no write lock in common.
+    if (isolate) {
+      otherDb = await fresh(dir, 'other');
+      await otherDb.services.feeds.add({ name: 'bench', url, format: 'copart-csv' });
+      log('isolating database: first pull');
+      const first = await otherDb.services.feeds.runNow('bench', false);
+      if (first.kind !== 'done' || first.result.status !== 'ok') throw new Error(`the isolating database's pull failed: ${JSON.stringify(first)}`);
+    }
     const customer = await createUnboundedCustomer(createRepositories(db));
     const app = await buildApp({ services, logger: false });
     await app.ready();
     let next = 0;
-    const searchOnce = async () => {
+    // `began`: when the search was due (a fixed rate counts from its schedule, so queueing counts).
+    const searchOnce = async (began = performance.now()) => {
       const vin = vins[(next++ * 7_919) % vins.length]!;
-      const began = performance.now();
       const answer = await app.inject({ method: 'GET', url: `/api/v1/search?vin=${vin}`, headers: { authorization: customer.token } });
       if (answer.statusCode !== 200) throw new Error(`search answered ${answer.statusCode}: ${answer.body}`);
       return performance.now() - began;
     };
-    // How long the event loop was held meanwhile, apart from the searches' own latency.
-    const searchUntil = async (done: () => boolean) => {
+    // Back to back (rate null, a closed loop) or started every 1/rate s whatever the ones before
+    // did (an open loop); how long the event loop was held meanwhile, apart from the latencies.
+    const searchUntil = async (rate: number | null, done: () => boolean, split?: () => number) => {
       const samples: number[] = [];
+      // When each search began, to part a pull's download from its import (split: when it began).
+      const starts: number[] = [];
       const loop = monitorEventLoopDelay({ resolution: 1 });
+      const cpuBefore = cpuSeconds();
+      const queuedBefore = loopRunQueueMs();
+      const began = performance.now();
       loop.enable();
-      while (!done()) samples.push(await searchOnce());
+      if (rate === null)
+        while (!done()) {
+          starts.push(performance.now());
+          samples.push(await searchOnce());
+        }
+      else {
+        const intervalMs = 1000 / rate;
+        await new Promise<void>((resolve, reject) => {
+          let sent = 0;
+          let inFlight = 0;
+          let stopped = false;
+          const fire = (due: number) => {
+            inFlight++;
+            starts.push(due);
+            const at = starts.length - 1;
+            searchOnce(due).then((ms) => {
+              samples[at] = ms;
+              if (--inFlight === 0 && stopped) resolve();
+            }, reject);
+          };
+          // Timers fire at best every millisecond or so: each tick starts every search already due.
+          const tick = () => {
+            if (done()) {
+              stopped = true;
+              if (inFlight === 0) resolve();
+              return;
+            }
+            const due = Math.floor((performance.now() - began) / intervalMs) + 1;
+            while (sent < due) fire(began + sent++ * intervalMs);
+            setTimeout(tick, Math.max(0, began + sent * intervalMs - performance.now()));
+          };
+          tick();
+        });
+      }
       loop.disable();
-      return { ...summariseLatencies(samples), loopP99: loop.percentile(99) / 1e6, loopMax: loop.max / 1e6 };
+      const seconds = (performance.now() - began) / 1000;
+      const cpuAfter = cpuSeconds();
+      const queuedAfter = loopRunQueueMs();
+      const perSearch = (ms: number) => `${((1000 * ms) / Math.max(1, samples.length)).toFixed(0)} µs a search`;
+      const cpu =
+        cpuBefore && cpuAfter && queuedBefore !== null && queuedAfter !== null
+          ? `process ${((cpuAfter.process - cpuBefore.process) / seconds).toFixed(2)} cores, event loop ${((cpuAfter.loop - cpuBefore.loop) / seconds).toFixed(2)} (${perSearch(1000 * (cpuAfter.loop - cpuBefore.loop))}; waiting for a core ${perSearch(queuedAfter - queuedBefore)})`
+          : 'no /proc';
+      const splitAt = split?.() ?? Infinity;
+      const before = samples.filter((_, i) => starts[i]! < splitAt);
+      const parts = split ? { download: summariseLatencies(before), import: summariseLatencies(samples.filter((_, i) => starts[i]! >= splitAt)), downloadSeconds: (splitAt - began) / 1000 } : null;
+      return { ...summariseLatencies(samples), seconds, cpu, parts, loopP99: loop.percentile(99) / 1e6, loopMax: loop.max / 1e6 };
     };
+    const forSeconds = (seconds: number) => {
+      const end = performance.now() + seconds * 1000;
+      return () => performance.now() >= end;
+    };
+    type Phase = Awaited<ReturnType<typeof searchUntil>> & { waits: string; what: string };
+    const idlePhase = async (rate: number | null): Promise<Phase> => {
+      const waits = gateWaits(db);
+      const result = await searchUntil(rate, forSeconds(idleSeconds));
+      return { ...result, waits: waits(), what: 'idle' };
+    };
+    // A pull of the feed (a new ETag: every lot read and upserted again, unchanged) while searching.
+    const pullPhase = async (rate: number | null, target: 'same' | 'other'): Promise<Phase & { pullSeconds: number }> => {
+      const on = target === 'same' ? searchDb! : otherDb!;
+      etag++;
+      let pulling = true;
+      // The other database's gate sees no search: a priority entry every 50 ms makes its pull write
+      // in slices, as the pull on the searches' database does, so that both do the same CPU work.
+      const otherGate = target === 'other' ? new WriteGate(on.db.dialect.bulkWriter()!.gate) : null;
+      const ticker = otherGate ? setInterval(() => void otherGate.enter().then(() => otherGate.leave()), 50) : null;
+      const started = performance.now();
+      // The import begins when its reading and storing threads do: till then the pull downloads
+      // and checks the file on the event loop (the bench's server sends it from the same loop).
+      const threadsBefore = threadCount();
+      let importAt = Infinity;
+      const watch = setInterval(() => {
+        if (importAt === Infinity && threadCount() >= threadsBefore + 2) importAt = performance.now();
+      }, 20);
+      const pull = on.services.feeds.runNow('bench', false).finally(() => (pulling = false));
+      const waits = gateWaits(db);
+      const result = await searchUntil(rate, () => !pulling, () => importAt);
+      clearInterval(watch);
+      const waited = waits();
+      const run = await pull;
+      if (ticker) clearInterval(ticker);
+      const pullSeconds = (performance.now() - started) / 1000;
+      if (run.kind !== 'done' || run.result.status !== 'ok') throw new Error(`the pull failed: ${JSON.stringify(run)}`);
+      return { ...result, waits: waited, pullSeconds, what: target === 'same' ? `during a pull (${pullSeconds.toFixed(1)} s)` : `during a pull into another database (${pullSeconds.toFixed(1)} s)` };
+    };
+    // Threads at the pull's niceness spinning for `seconds`: the pull's CPU demand without its lock.
+    const spinPhase = async (rate: number | null, seconds: number): Promise<Phase> => {
+      const stop = new Int32Array(new SharedArrayBuffer(4));
+      const spinners = Array.from({ length: spinThreads }, () => new Worker(SPIN, { eval: true, workerData: { stop: stop.buffer, nice: spinNice } }));
+      await Promise.all(spinners.map((worker) => new Promise((ready) => worker.once('message', ready))));
+      const result = await searchUntil(rate, forSeconds(seconds));
+      Atomics.store(stop, 0, 1);
+      await Promise.all(spinners.map((worker) => worker.terminate()));
+      return { ...result, waits: 'no writer', what: `beside ${spinThreads} spinning thread(s) at nice ${spinNice} (${seconds.toFixed(1)} s)` };
+    };
+
     for (let i = 0; i < 200; i++) await searchOnce();
-    const idleEnd = performance.now() + idleSeconds * 1000;
-    const idleWaits = gateWaits(db);
-    const idle = await searchUntil(() => performance.now() >= idleEnd);
-    const idleWaited = idleWaits();
-    etag++;
-    let pulling = true;
-    const started = performance.now();
-    const pull = services.feeds.runNow('bench', false).finally(() => (pulling = false));
-    const duringWaits = gateWaits(db);
-    const during = await searchUntil(() => !pulling);
-    const duringWaited = duringWaits();
-    const second = await pull;
-    const pullSeconds = (performance.now() - started) / 1000;
-    const held = await batchLock(services);
-    // Idle again once the pull is over: on a shared machine the two idle figures show the noise.
-    const afterEnd = performance.now() + idleSeconds * 1000;
-    const after = await searchUntil(() => performance.now() >= afterEnd);
+    const line = (phase: Phase) =>
+      `search, ${phase.what}: ${phase.count} searches, p50 ${phase.p50.toFixed(2)} ms, p99 ${phase.p99.toFixed(2)} ms, max ${phase.max.toFixed(1)} ms${
+        phase.parts ? ` (the download and checks, ${phase.parts.downloadSeconds.toFixed(1)} s: ${phase.parts.download.count}, p99 ${phase.parts.download.p99.toFixed(2)} ms; the import: ${phase.parts.import.count}, p50 ${phase.parts.import.p50.toFixed(2)}, p99 ${phase.parts.import.p99.toFixed(2)} ms)` : ''
+      }; event loop delay p99 ${phase.loopP99.toFixed(1)} ms; CPU ${phase.cpu}; search commits' wait at the write gate: ${phase.waits}`;
+    const ratio = (phase: Phase, idle: number) => `${(phase.p99 / idle).toFixed(2)}`;
+    const searchLines: string[] = [];
+    for (const rate of [null, ...rates]) {
+      const label = rate === null ? 'closed loop (back to back)' : `${int.format(rate)} searches a second (open loop, from the schedule)`;
+      log(`searching: ${label}`);
+      const idle = await idlePhase(rate);
+      const during = await pullPhase(rate, 'same');
+      const other = isolate ? await pullPhase(rate, 'other') : null;
+      const spin = isolate ? await spinPhase(rate, during.pullSeconds) : null;
+      // Idle again once the pulls are over: on a shared machine the two idle figures show the noise.
+      const after = await idlePhase(rate);
+      after.what = 'idle after';
+      if (rate === null) held = await batchLock(services);
+      const lowest = Math.min(idle.p99, after.p99);
+      const phases = [idle, during, other, spin, after].filter((phase) => phase !== null);
+      phases.forEach((phase) => log(line(phase)));
+      searchLines.push(
+        `-- ${label}`,
+        ...phases.map(line),
+        `p99 / idle (the lower idle): during a pull ${ratio(during, lowest)}${other ? `, a pull into another database ${ratio(other, lowest)}` : ''}${spin ? `, spinning threads ${ratio(spin, lowest)}` : ''} (target <= 1.2)`,
+      );
+    }
     await app.close();
 
     const best = (rates: number[]) => Math.max(...rates);
-    const ratio = best(feedRates) / best(importRates);
     const lines = [
-      `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+      `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average at the end ${os.loadavg().map((load) => load.toFixed(2)).join(', ')}`,
       `file: ${int.format(count)} lots, Copart CSV, ${int.format(bytes / 2 ** 20)} MiB, served from 127.0.0.1`,
       `vinhistory import (worker, batch ${BULK_LOAD_BATCH_SIZE}): ${importRates.map((r) => int.format(r)).join(', ')} lots/s`,
       `feed pull (download, checks, import; batch ${feedBatch}): ${feedRates.map((r) => int.format(r)).join(', ')} lots/s`,
-      `feed / import (best of each): ${ratio.toFixed(2)} (target >= 0.8)`,
+      `feed / import (best of each): ${(best(feedRates) / best(importRates)).toFixed(2)} (target >= 0.8)`,
       `event loop thread's CPU during each pull (download, checks, import; the whole process's beside it): ${loopShares.join('; ') || 'not measured (no /proc)'}`,
       `threads' CPU during each pull with no search: ${threadShares.join('; ') || 'not measured (no /proc)'}`,
-      `search, idle:           ${idle.count} searches, p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms; event loop delay p99 ${idle.loopP99.toFixed(1)} ms, max ${idle.loopMax.toFixed(1)} ms`,
-      `search, during a pull:  ${during.count} searches, p50 ${during.p50.toFixed(2)} ms, p99 ${during.p99.toFixed(2)} ms; event loop delay p99 ${during.loopP99.toFixed(1)} ms, max ${during.loopMax.toFixed(1)} ms (the pull: ${second.kind === 'done' ? second.result.status : second.kind}, ${pullSeconds.toFixed(1)} s)`,
-      `search, idle after:     ${after.count} searches, p50 ${after.p50.toFixed(2)} ms, p99 ${after.p99.toFixed(2)} ms; event loop delay p99 ${after.loopP99.toFixed(1)} ms, max ${after.loopMax.toFixed(1)} ms`,
-      `write lock per batch of the pulls: ${held}`,
-      `search commits' wait at the write gate, idle: ${idleWaited}`,
-      `search commits' wait at the write gate, during the pull: ${duringWaited}`,
-      `p99 during / idle (the lower idle): ${(during.p99 / Math.min(idle.p99, after.p99)).toFixed(2)} (target <= 1.2)`,
+      ...searchLines,
+      `write lock per transaction of the pulls on the searches' database: ${held}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     await searchDb?.close();
+    await otherDb?.close();
     await new Promise((done) => server.close(done));
     await rm(dir, { recursive: true, force: true });
   }
