@@ -131,6 +131,14 @@ export interface StoredLotJson {
   left_listing_at: string | null;
 }
 
+/** What a dialect's probe found of an import batch's lines (probeLots), in their order. */
+export interface LotProbe {
+  /** Per lot: its stored row holds exactly its values and is in its listing. */
+  same: boolean[];
+  /** The stored lots of the others that are stored (they differ, or are out of their listing), as storedLotsByKey reads them. */
+  stored: StoredLotJson[];
+}
+
 /**
  * A lot stored before an import batch that the batch's lines change (lot-versions.ts, planBatch):
  * the lines that change it, in order, and the lot as they leave it with the fields it changes.
@@ -244,10 +252,11 @@ export interface StorageDialect extends DirectStatements {
   sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
   /**
    * Per lot, whether its stored row holds exactly its values and is in its listing, checked in the
-   * database (lot-history.ts); null where the dialect leaves that to the batch's read of the stored
-   * lots (storedLotsByKey) and planBatch's comparison.
+   * database (lot-history.ts), and the stored lot of each that differs, read in the same probe;
+   * null where the dialect leaves both to the batch's read of the stored lots (storedLotsByKey) and
+   * planBatch's comparison.
    */
-  unchangedLots(kysely: Kysely<Database>, lots: readonly Lot[]): Promise<boolean[] | null>;
+  probeLots(kysely: Kysely<Database>, lots: readonly Lot[]): Promise<LotProbe | null>;
   /** Appends these versions in the caller's transaction (lot-history.ts). */
   appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void>;
   // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).

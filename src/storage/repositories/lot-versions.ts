@@ -26,12 +26,23 @@ export interface BatchHistory {
 
 export const lotKey = (auction: string, lotId: number) => `${auction}\u0000${lotId}`;
 
-/** The batch's distinct lots, in their first order; without the lines `same` marks (found unchanged already: probeBatch). */
-export function batchKeys(lots: readonly Lot[], same: readonly boolean[] | null = null): LotRef[] {
+/**
+ * What the database's probe found of a batch's lines (the dialect's probeLots), per line of the
+ * batch: `asked` marks the lines it checked (probeCandidates), `same` those of them as stored, and
+ * `stored` holds the stored lots of the asked lines that differ.
+ */
+export interface ProbedLines {
+  same: readonly boolean[];
+  asked: readonly boolean[];
+  stored: readonly StoredLotJson[];
+}
+
+/** The batch's distinct lots, in their first order; without the lines `skip` marks (their lot known already: the probe's). */
+export function batchKeys(lots: readonly Lot[], skip: readonly boolean[] | null = null): LotRef[] {
   const seen = new Set<string>();
   const keys: LotRef[] = [];
   for (let i = 0; i < lots.length; i++) {
-    if (same?.[i]) continue;
+    if (skip?.[i]) continue;
     const lot = lots[i]!;
     const key = lotKey(lot.auction, lot.lot_id);
     if (seen.has(key)) continue;
@@ -58,6 +69,8 @@ interface StoredState {
   lines: Lot[];
   written: boolean;
   filled: boolean;
+  /** What the lines change (lotChanges of original and lot), once they are all merged in. */
+  changes: LotChanges | null;
 }
 
 const parsed = (state: StoredState): Lot => {
@@ -88,7 +101,9 @@ export interface BatchPlan extends BatchHistory {
  *
  * A line whose JSON text is the stored lot's is unchanged without parsing either (the common
  * case of a re-import): the stored text is the database's LotJson, which equals lotJson() of the
- * same values. A line that differs from it is merged into the parsed lot, as the upsert would.
+ * same values. A line that differs from it is merged into the parsed lot, as the upsert would. A
+ * line the database's probe found different (`probed`) goes straight to the merge: its JSON text
+ * would be built only to differ.
  */
 export function planBatch(
   before: readonly StoredLotJson[],
@@ -96,10 +111,12 @@ export function planBatch(
   derivable: ReadonlySet<string>,
   at: string,
   source: string,
-  same: readonly boolean[] | null = null,
+  probed: ProbedLines | null = null,
 ): BatchPlan {
   const states = new Map<string, StoredState>();
-  for (const row of before) states.set(lotKey(row.auction, row.lot_id), { row, original: null, lot: null, lines: [], written: false, filled: false });
+  for (const row of before) states.set(lotKey(row.auction, row.lot_id), { row, original: null, lot: null, lines: [], written: false, filled: false, changes: null });
+  const same = probed?.same;
+  const asked = probed?.asked;
   const write = new Array<boolean>(lots.length);
   const known = new Array<boolean>(lots.length);
   const sighted: LotRef[] = [];
@@ -120,7 +137,7 @@ export function planBatch(
       write[i] = true;
       continue;
     }
-    if (state.lot === null && lotJson(line) === state.row.lot) {
+    if (state.lot === null && !asked?.[i] && lotJson(line) === state.row.lot) {
       write[i] = false;
       continue;
     }
@@ -134,13 +151,11 @@ export function planBatch(
       state.written = true;
     }
   }
-  const updates: LotUpdate[] = changing.map(({ row, original, lot, lines }) => ({
-    auction: row.auction,
-    lot_id: row.lot_id,
-    lines,
-    merged: lot!,
-    fields: Object.keys(lotChanges(original!, lot!)),
-  }));
+  const updates: LotUpdate[] = changing.map((state) => {
+    const { row, original, lot, lines } = state;
+    state.changes = lotChanges(original!, lot!);
+    return { auction: row.auction, lot_id: row.lot_id, lines, merged: lot!, fields: Object.keys(state.changes) };
+  });
   for (const line of lots) {
     const { derived } = line;
     const state = derived && states.get(lotKey(line.auction, line.lot_id));
@@ -156,9 +171,9 @@ export function planBatch(
   }
   const versions: VersionRow[] = [];
   const touched: LotRef[] = [];
-  for (const { row, original, lot, written, filled } of states.values()) {
-    // Nothing merged in and nothing filled: the lot is as it was (the common case of a re-import).
-    const changed: LotChanges = (written || filled) && original && lot ? lotChanges(original, lot) : {};
+  for (const { row, original, lot, written, filled, changes } of states.values()) {
+    // Nothing merged in and nothing filled: the lot is as it was (the common case of a re-import). Merged in only: the updates' changes.
+    const changed: LotChanges = filled && original && lot ? lotChanges(original, lot) : written && changes ? changes : {};
     if (row.left_listing_at !== null) changed[LISTING_FIELD] = { from: 'left', to: 'listed' };
     if (Object.keys(changed).length > 0) {
       versions.push({ auction: row.auction, lot_id: row.lot_id, observed_at: at, source, changed: JSON.stringify(changed) });

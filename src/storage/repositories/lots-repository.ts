@@ -7,7 +7,7 @@ import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { buildDeferredIndexes, deferLotsIndexesWhileEmpty } from '../deferred-indexes.ts';
 import { normaliseSource } from '../../domain/lot-history.ts';
-import { batchKeys, planBatch, probeCandidates, type BatchPlan } from './lot-versions.ts';
+import { batchKeys, planBatch, probeCandidates, type BatchPlan, type ProbedLines } from './lot-versions.ts';
 import type { AfterLotsWritten, LotsTransaction, LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
 import { WatchesRepository } from './watches-repository.ts';
@@ -167,9 +167,11 @@ export class LotsRepository {
           if (then) after.push(then);
         }
       }
-      const same = this.probeUnchanged ? await this.unchangedLines(kysely, lots) : null;
-      const before = await this.db.dialect.storedLotsByKey(kysely, batchKeys(lots, same));
-      const plan = planBatch(before, lots, DERIVABLE, at, source, same);
+      const probed = this.probeUnchanged ? await this.probeLines(kysely, lots) : null;
+      const unread = batchKeys(lots, probed?.asked ?? null);
+      const read = unread.length > 0 ? await this.db.dialect.storedLotsByKey(kysely, unread) : [];
+      const before = probed && probed.stored.length > 0 ? [...probed.stored, ...read] : read;
+      const plan = planBatch(before, lots, DERIVABLE, at, source, probed);
       const statuses = await this.writeLines(kysely, lots, plan, at, source);
       await fillDerived(kysely, lots, statuses, at);
       await this.db.dialect.appendVersions(kysely, plan.versions);
@@ -188,17 +190,22 @@ export class LotsRepository {
   }
 
   /**
-   * Per line, whether the database found it equal to its stored lot (the dialect's unchangedLots)
-   * among the lines that may be checked so (lot-versions.ts, probeCandidates); null where the
-   * dialect does not check.
+   * What the database found of the lines that may be checked there (lot-versions.ts,
+   * probeCandidates; the dialect's probeLots): which are as stored, and the stored lots of those
+   * that differ, so that the batch reads only the other lines' lots. Null where the dialect does
+   * not check.
    */
-  private async unchangedLines(kysely: Kysely<Database>, lots: readonly IncomingLot[]): Promise<boolean[] | null> {
+  private async probeLines(kysely: Kysely<Database>, lots: readonly IncomingLot[]): Promise<ProbedLines | null> {
     const candidates = probeCandidates(lots);
-    const probed = await this.db.dialect.unchangedLots(kysely, candidates.length === lots.length ? lots : candidates.map((i) => lots[i]!));
-    if (probed === null) return null;
+    const probe = await this.db.dialect.probeLots(kysely, candidates.length === lots.length ? lots : candidates.map((i) => lots[i]!));
+    if (probe === null) return null;
     const same = new Array<boolean>(lots.length).fill(false);
-    for (let j = 0; j < candidates.length; j++) same[candidates[j]!] = probed[j]!;
-    return same;
+    const asked = new Array<boolean>(lots.length).fill(false);
+    for (let j = 0; j < candidates.length; j++) {
+      same[candidates[j]!] = probe.same[j]!;
+      asked[candidates[j]!] = true;
+    }
+    return { same, asked, stored: probe.stored };
   }
 
   /**

@@ -119,7 +119,7 @@ export class PostgresStorageDialect implements StorageDialect {
    * None: a probe a lot would be a round trip a lot; the batch's one read of the stored lots
    * (storedLotsByKey) and planBatch's comparison find the unchanged ones.
    */
-  async unchangedLots(): Promise<null> {
+  async probeLots(): Promise<null> {
     return null;
   }
 

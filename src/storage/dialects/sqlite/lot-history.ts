@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { LotRef } from '../../../domain/lot-ref.ts';
 import { LOT_FIELDS, type Lot } from '../../../domain/lot.ts';
 import type { Database, LotRow } from '../../schema.ts';
-import type { LotVersionRow, StoredLotJson } from '../dialect.ts';
+import type { LotProbe, LotVersionRow, StoredLotJson } from '../dialect.ts';
 import { directStatement } from './direct-statements.ts';
 import { lotJsonPairs, withImages } from './lot-json.ts';
 
@@ -75,7 +75,8 @@ export async function appendVersionsSqlite(kysely: Kysely<Database>, raw: Better
 
 /** Every field of a lot but its key, compared with `is` (equal, or both null); `images` as its stored JSON text. */
 const COMPARED = LOT_FIELDS.filter((field) => field !== 'auction' && field !== 'lot_id');
-const UNCHANGED_PROBE = `select 1 from lots where auction = ? and lot_id = ? and left_listing_at is null and ${COMPARED.map((field) => `"${field}" is ?`).join(' and ')}`;
+const PROBE = `select case when left_listing_at is null and ${COMPARED.map((field) => `"${field}" is ?`).join(' and ')} then null
+    else json_object(${PAIRS}) end, images, left_listing_at from lots where auction = ? and lot_id = ?`;
 
 /**
  * SQLite: per lot, one prepared probe of the primary key that compares the stored row's columns
@@ -83,23 +84,29 @@ const UNCHANGED_PROBE = `select 1 from lots where auction = ? and lot_id = ? and
  * while the batch's transaction holds the connection. A re-import's unchanged lines, most of them,
  * then cost no JSON text built by SQLite, handed to JavaScript and compared with lotJson() of the
  * line (about half the CPU a line: docs/benchmarks.md, "Re-imports"). Equal columns mean equal
- * JSON texts; a lot that differs in any way (or is new, or out of its listing) is answered false,
- * and the batch reads and merges it as before.
+ * JSON texts. A lot that differs in any way (or is out of its listing) gets its stored lot's JSON
+ * text from the same probe, as storedLotsByKey builds it: the row is read once, where a second
+ * read by key cost a changed line a fifth more (docs/benchmarks.md, the import against 082863a).
  */
-export async function unchangedLotsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, lots: readonly Lot[]): Promise<boolean[]> {
-  if (lots.length === 0) return [];
+export async function probeLotsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, lots: readonly Lot[]): Promise<LotProbe> {
+  if (lots.length === 0) return { same: [], stored: [] };
   return kysely.getExecutor().provideConnection(async () => {
-    const probe = directStatement(raw, UNCHANGED_PROBE).pluck();
+    const probe = directStatement(raw, PROBE).raw();
     const params: unknown[] = new Array<unknown>(COMPARED.length + 2);
     const same = new Array<boolean>(lots.length);
+    const stored: StoredLotJson[] = [];
     for (let i = 0; i < lots.length; i++) {
       const lot = lots[i]!;
-      params[0] = lot.auction;
-      params[1] = lot.lot_id;
-      let p = 2;
+      let p = 0;
       for (const field of COMPARED) params[p++] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
-      same[i] = probe.get(params) !== undefined;
+      params[p++] = lot.auction;
+      params[p] = lot.lot_id;
+      const row = probe.get(params) as [string | null, string, string | null] | undefined;
+      same[i] = row !== undefined && row[0] === null;
+      if (row !== undefined && row[0] !== null) {
+        stored.push(withImages({ auction: lot.auction, lot_id: lot.lot_id, lot: row[0], images: row[1], left_listing_at: row[2] }));
+      }
     }
-    return same;
+    return { same, stored };
   });
 }
