@@ -143,10 +143,19 @@ describe.each(DIALECTS)('the market cache on %s', (dialect) => {
     await repos.lots.upsertBatch([{ ...target, model: 'ACCORD' }]);
     expect((await expectFresh()).comparables.count).toBe(start.comparables.count);
 
+    // A year known only from the VIN's decoding (a derived value) enters the lot into the year's group.
+    const yearless = makeLot({ auction: 'iaai', lot_id: 99_003, vin: validVin('1HGCV1F3000000003'), brand: 'HONDA', model: 'ACCORD', year: null, price: 2, sale_date: '2026-10-10T00:00:00.000Z' });
+    await repos.lots.upsertBatch([yearless]);
+    expect((await expectFresh()).comparables.count).toBe(start.comparables.count);
+    await repos.lots.upsertBatch([{ ...yearless, derived: { year: 2020 } }]);
+    const derived = await expectFresh();
+    expect(derived.comparables.count).toBe(start.comparables.count + 1);
+    expect(derived.comparables.price.min).toBe(2);
+
     const fresh = makeLot({ auction: 'copart', lot_id: 99_001, vin: validVin('5YJSA1E2000000001'), brand: 'HONDA', model: 'ACCORD', year: 2021, price: 1, retail_value: 100, sale_date: '2026-11-20T00:00:00.000Z' });
     await repos.lots.upsertBatch([fresh]);
     const added = await expectFresh();
-    expect(added.comparables.count).toBe(start.comparables.count + 1);
+    expect(added.comparables.count).toBe(start.comparables.count + 2);
     expect(added.comparables.price.min).toBe(1);
   });
 
