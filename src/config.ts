@@ -64,6 +64,8 @@ const EnvSchema = Type.Object({
   PDF_CACHE_MAX_MB: Type.String({ pattern: '^[1-9][0-9]{0,6}$', default: '1024' }),
   /** A printed PDF not served for this many days is deleted (printed again if asked for). */
   PDF_CACHE_MAX_AGE_DAYS: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '30' }),
+  /** The most memory, in MiB, the market's comparables kept per process may take (market/comparables-cache.ts); 0 keeps none. */
+  MARKET_CACHE_MAX_MB: Type.String({ pattern: '^[0-9]{1,6}$', default: '256' }),
   /**
    * Seals the webhook endpoints' signing secrets (AES-256-GCM). When unset, a key is generated once
    * and kept in the database; set it to keep the key apart from a copy of the database.
@@ -194,6 +196,8 @@ export interface Config {
   readonly redisUrl: string | null;
   readonly redisTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** The bound of the market's comparables kept in memory, in bytes (0: none kept). */
+  readonly marketCacheMaxBytes: number;
   readonly metricsToken: string | null;
   /** Fastify's trustProxy: true, a hop count, or a list of addresses/CIDRs. False when unset. */
   readonly trustProxy: boolean | number | string;
@@ -269,6 +273,7 @@ const HINTS: Record<string, string> = {
   PDF_QUEUE_MAX: 'a whole number from 0 to 999, e.g. 8',
   PDF_CACHE_MAX_MB: 'a whole number of MiB from 1 to 9999999, e.g. 1024',
   PDF_CACHE_MAX_AGE_DAYS: 'a whole number of days from 1 to 9999, e.g. 30',
+  MARKET_CACHE_MAX_MB: 'a whole number of MiB from 0 to 999999, e.g. 256',
   WEBHOOK_SECRET_KEY: 'at least 32 characters (e.g. openssl rand -base64 32)',
   WEBHOOK_WORKER: 'true or false',
   FEEDS_WORKER: 'true or false',
@@ -358,6 +363,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL ?? null,
     redisTimeoutMs: Math.max(1, Number(env.REDIS_TIMEOUT_MS)),
     requestTimeoutMs: Number(env.REQUEST_TIMEOUT_MS),
+    marketCacheMaxBytes: Number(env.MARKET_CACHE_MAX_MB) * 1024 * 1024,
     metricsToken: env.METRICS_TOKEN ?? null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     cookieSecret: env.COOKIE_SECRET ?? null,

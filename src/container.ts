@@ -228,6 +228,7 @@ export function createContainer(options: ContainerOptions): Container {
   const vehicleDecoder = new VehicleDecoder(config.dataDir);
   const market = new MarketService({
     repos,
+    cacheMaxBytes: config.marketCacheMaxBytes,
     decodeVehicle: (vin) => vehicleDecoder.decode(vin),
     ...(media.enabled ? { resolveImages: (lots: Lot[]) => media.resolveLots(lots) } : {}),
   });

@@ -3,7 +3,8 @@ import type { MarketOptions, MarketSubject, MarketValue } from '../domain/market
 import { marketKey } from '../domain/market-key.ts';
 import type { ComparableColumns, ComparablesQuery } from '../storage/repositories/market-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
-import { medianPrice, priceFigures, shareOfRetailMedian } from './statistics.ts';
+import { medianOfSorted, medianPrice, priceFigures, priceFiguresOfSorted, shareOfRetailMedian, shareOfRetailMedianOf } from './statistics.ts';
+import { ComparablesCache, type PackedSales } from './comparables-cache.ts';
 
 /** What decoding a VIN tells of its vehicle; null fields are unknown. */
 export interface DecodedVehicle {
@@ -18,7 +19,15 @@ export interface MarketServiceOptions {
   decodeVehicle?: (vin: string) => Promise<DecodedVehicle | null>;
   /** The photo archive's step, as a search's (search-service.ts): archived photos listed by their copies. */
   resolveImages?: (lots: Lot[]) => Promise<Lot[]>;
+  /**
+   * The most bytes the comparables kept in memory may take (comparables-cache.ts; MARKET_CACHE_MAX_MB);
+   * 0: none kept, every call reads its comparables from the database.
+   */
+  cacheMaxBytes?: number;
 }
+
+/** The cache's bound when none is given (config.ts's default). */
+export const DEFAULT_MARKET_CACHE_BYTES = 256 * 1024 * 1024;
 
 /** How many of the closest sales a market value lists (contract). */
 export const CLOSEST = 10;
@@ -30,6 +39,8 @@ interface Vehicle {
   year: number;
   odometer: number | null;
   vin: string | null;
+  /** The lots of the VIN, which are not its comparables. */
+  own: readonly Lot[];
 }
 
 /**
@@ -39,7 +50,13 @@ interface Vehicle {
  * asked. The figures are statistics.ts's. The API answers it for now, a report page for its time.
  */
 export class MarketService {
-  constructor(private readonly options: MarketServiceOptions) {}
+  /** Null when the options keep none. */
+  readonly cache: ComparablesCache | null;
+
+  constructor(private readonly options: MarketServiceOptions) {
+    const bytes = options.cacheMaxBytes ?? DEFAULT_MARKET_CACHE_BYTES;
+    this.cache = bytes > 0 ? new ComparablesCache(options.repos, bytes) : null;
+  }
 
   /** Null when the vehicle's make, model and year are known neither from its stored lots nor from its VIN. */
   async valueFor(subject: MarketSubject, options: MarketOptions): Promise<MarketValue | null> {
@@ -53,6 +70,22 @@ export class MarketService {
       makeKey === null || modelKey === null || (options.primaryDamage !== null && damageKey === null)
         ? null
         : { makeKey, modelKey, yearMin: vehicle.year - 1, yearMax: vehicle.year + 1, from: window.from, to: window.to, damageKey, excludeVin: vehicle.vin };
+    if (query !== null && this.cache !== null) {
+      const packed = await this.cache.sales({ ...query, exclude: vehicle.own.map((lot) => ({ auction: lot.auction, lotId: lot.lot_id })) });
+      const figures = packedFigures(packed);
+      return {
+        vehicle: { make: vehicle.make, model: vehicle.model, year: vehicle.year },
+        window,
+        comparables: {
+          count: packed.count,
+          price: figures.price,
+          share_of_retail_value: { median: shareOfRetailMedianOf(packed.prices, packed.retail, packed.count) },
+        },
+        by_damage: figures.byDamage,
+        by_month: figures.byMonth,
+        closest: await this.lotsOf(closestPacked(packed, vehicle.year, vehicle.odometer).map((i) => ({ auction: packed.auctionNames[packed.auctions[i]!]!, lotId: packed.lotIds[i]! }))),
+      };
+    }
     const sales = query === null ? NO_SALES : await this.options.repos.market.comparables(query);
     const { prices, retailValues } = sales;
     return {
@@ -74,7 +107,7 @@ export class MarketService {
    * from decoding the VIN; by make, model and year: those, trimmed.
    */
   private async vehicleOf(subject: MarketSubject): Promise<Vehicle | null> {
-    if (subject.kind === 'vehicle') return { make: subject.make.trim(), model: subject.model.trim(), year: subject.year, odometer: null, vin: null };
+    if (subject.kind === 'vehicle') return { make: subject.make.trim(), model: subject.model.trim(), year: subject.year, odometer: null, vin: null, own: [] };
     const lots = await this.options.repos.lots.findByVin(subject.vin);
     const newest = <F extends 'brand' | 'model' | 'year' | 'odometer'>(field: F): Lot[F] | null => lots.find((lot) => lot[field] !== null)?.[field] ?? null;
     let make = newest('brand');
@@ -87,14 +120,17 @@ export class MarketService {
       year ??= decoded?.year ?? null;
     }
     if (make === null || model === null || year === null) return null;
-    return { make, model, year, odometer: newest('odometer'), vin: subject.vin };
+    return { make, model, year, odometer: newest('odometer'), vin: subject.vin, own: lots };
   }
 
   /** The closest sales as lots, in their order: same year first, then nearest odometer to the vehicle's, then newest sale. */
   private async closestLots(sales: ComparableColumns, vehicle: Vehicle): Promise<Lot[]> {
-    const chosen = closestSales(sales, vehicle.year, vehicle.odometer);
-    if (chosen.length === 0) return [];
-    const keys = chosen.map((i) => ({ auction: sales.auctions[i]!, lotId: sales.lotIds[i]! }));
+    return this.lotsOf(closestSales(sales, vehicle.year, vehicle.odometer).map((i) => ({ auction: sales.auctions[i]!, lotId: sales.lotIds[i]! })));
+  }
+
+  /** The lots of these keys, in their order, read by key. */
+  private async lotsOf(keys: { auction: string; lotId: number }[]): Promise<Lot[]> {
+    if (keys.length === 0) return [];
     const byKey = new Map((await this.options.repos.market.lotsByKeys(keys)).map((lot) => [`${lot.auction}/${lot.lot_id}`, lot]));
     const lots = keys.flatMap((key) => byKey.get(`${key.auction}/${key.lotId}`) ?? []);
     return this.options.resolveImages ? this.options.resolveImages(lots) : lots;
@@ -197,4 +233,115 @@ function mostFrequent(counts: Map<string, number>): string {
   let best: [string, number] | null = null;
   for (const entry of counts) if (best === null || entry[1] > best[1] || (entry[1] === best[1] && entry[0] < best[0])) best = entry;
   return best![0];
+}
+
+/** closestSales over packed comparables: the same order, the sale dates compared as instants (stored ones are canonical ISO, whose order is their instants'). */
+function closestPacked(sales: PackedSales, year: number, odometer: number | null): number[] {
+  const { years, odometers, saleMs, auctions, auctionNames, lotIds } = sales;
+  const distance = (i: number) => {
+    const at = odometers[i]!;
+    return odometer === null ? 0 : Number.isNaN(at) ? Number.POSITIVE_INFINITY : Math.abs(at - odometer);
+  };
+  const before = (a: number, b: number) => {
+    const sameYear = Number(years[b] === year) - Number(years[a] === year);
+    if (sameYear !== 0) return sameYear;
+    const nearer = distance(a) - distance(b);
+    if (nearer !== 0 && !Number.isNaN(nearer)) return nearer;
+    // compareLotsNewestFirst: newest sale first, then auction ascending, then lot id descending.
+    if (saleMs[a] !== saleMs[b]) return saleMs[a]! < saleMs[b]! ? 1 : -1;
+    if (auctions[a] !== auctions[b]) return auctionNames[auctions[a]!]! < auctionNames[auctions[b]!]! ? -1 : 1;
+    return lotIds[b]! - lotIds[a]!;
+  };
+  const kept: number[] = [];
+  for (let sale = 0; sale < sales.count; sale++) {
+    if (kept.length === CLOSEST && before(sale, kept[CLOSEST - 1]!) >= 0) continue;
+    let at = kept.length;
+    while (at > 0 && before(sale, kept[at - 1]!) < 0) at--;
+    kept.splice(at, 0, sale);
+    if (kept.length > CLOSEST) kept.pop();
+  }
+  return kept;
+}
+
+/** Indexes below this fit beside a whole-dollar price in one double (packedFigures). */
+const INDEX_SPAN = 2 ** 21;
+const MAX_PACKED_PRICE = 2 ** 31;
+
+/**
+ * The price figures, by_damage and by_month of packed comparables from one sort: each sale's price
+ * and index packed into one double (price x 2^21 + index, exact below 2^52) and sorted numerically,
+ * then the sales walked in price order into their damage's and month's lists, which come out
+ * sorted, so their medians need no sort of their own (the same figures as priceFigures and
+ * medianPrice, which sort each list). Prices that do not fit go the plain way.
+ */
+function packedFigures(sales: PackedSales): { price: MarketValue['comparables']['price']; byDamage: MarketValue['by_damage']; byMonth: MarketValue['by_month'] } {
+  const n = sales.count;
+  const { prices, damages, spellings, spellingKeys, monthOf, months } = sales;
+  let fits = n < INDEX_SPAN;
+  for (let i = 0; fits && i < n; i++) fits = Number.isInteger(prices[i]) && prices[i]! < MAX_PACKED_PRICE;
+  if (!fits) return { price: priceFigures(prices.subarray(0, n)), byDamage: packedByDamage(sales), byMonth: packedByMonth(sales) };
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = prices[i]! * INDEX_SPAN + i;
+  keys.sort();
+  const sorted = new Float64Array(n);
+  const byKey = new Map<string, { prices: number[]; names: Map<string, number> }>();
+  const byMonth: number[][] = months.map(() => []);
+  for (let j = 0; j < n; j++) {
+    const i = keys[j]! % INDEX_SPAN;
+    const price = prices[i]!;
+    sorted[j] = price;
+    byMonth[monthOf[i]!]!.push(price);
+    const id = damages[i]!;
+    if (id < 0) continue;
+    const key = spellingKeys[id] ?? null;
+    if (key === null) continue;
+    const name = spellings[id]!;
+    const group = byKey.get(key);
+    if (group === undefined) byKey.set(key, { prices: [price], names: new Map([[name, 1]]) });
+    else {
+      group.prices.push(price);
+      group.names.set(name, (group.names.get(name) ?? 0) + 1);
+    }
+  }
+  return {
+    price: priceFiguresOfSorted(sorted),
+    byDamage: [...byKey.values()]
+      .map((group) => ({ primary_damage: mostFrequent(group.names), count: group.prices.length, median_price: medianOfSorted(group.prices)! }))
+      .sort((a, b) => b.count - a.count || (a.primary_damage < b.primary_damage ? -1 : a.primary_damage > b.primary_damage ? 1 : 0)),
+    byMonth: months.flatMap((month, m) => (byMonth[m]!.length === 0 ? [] : [{ month, count: byMonth[m]!.length, median_price: medianOfSorted(byMonth[m]!)! }])),
+  };
+}
+
+/** byDamage over packed comparables: by spelling id first, then the spellings by key. */
+function packedByDamage(sales: PackedSales): MarketValue['by_damage'] {
+  const bySpelling = new Map<number, number[]>();
+  for (let i = 0; i < sales.count; i++) {
+    const id = sales.damages[i]!;
+    if (id < 0) continue;
+    const prices = bySpelling.get(id);
+    if (prices !== undefined) prices.push(sales.prices[i]!);
+    else bySpelling.set(id, [sales.prices[i]!]);
+  }
+  const groups = new Map<string, { prices: number[]; names: Map<string, number> }>();
+  for (const [id, prices] of bySpelling) {
+    const key = sales.spellingKeys[id] ?? null;
+    if (key === null) continue;
+    const name = sales.spellings[id]!;
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, { prices, names: new Map([[name, prices.length]]) });
+    else {
+      for (const price of prices) group.prices.push(price);
+      group.names.set(name, prices.length);
+    }
+  }
+  return [...groups.values()]
+    .map((group) => ({ primary_damage: mostFrequent(group.names), count: group.prices.length, median_price: medianPrice(group.prices)! }))
+    .sort((a, b) => b.count - a.count || (a.primary_damage < b.primary_damage ? -1 : a.primary_damage > b.primary_damage ? 1 : 0));
+}
+
+/** byMonth over packed comparables: each sale's month is its group's. */
+function packedByMonth(sales: PackedSales): MarketValue['by_month'] {
+  const byMonth: number[][] = sales.months.map(() => []);
+  for (let i = 0; i < sales.count; i++) byMonth[sales.monthOf[i]!]!.push(sales.prices[i]!);
+  return sales.months.flatMap((month, m) => (byMonth[m]!.length === 0 ? [] : [{ month, count: byMonth[m]!.length, median_price: medianPrice(byMonth[m]!)! }]));
 }

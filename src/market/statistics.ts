@@ -29,13 +29,25 @@ export function roundHalfUp(value: number): number {
 }
 
 /** The values sorted ascending, as numbers: a typed array's own numeric sort, without a comparator called per comparison. */
-function sortedAscending(values: readonly number[]): Float64Array {
+function sortedAscending(values: ArrayLike<number>): Float64Array {
   return new Float64Array(values).sort();
 }
 
 /** Whole-dollar price figures of the comparables' prices (any order); every figure null for none. */
-export function priceFigures(prices: readonly number[]): { min: number | null; p25: number | null; median: number | null; p75: number | null; max: number | null } {
-  const sorted = sortedAscending(prices);
+export function priceFigures(prices: ArrayLike<number>): PriceFigures {
+  return priceFiguresOfSorted(sortedAscending(prices));
+}
+
+export interface PriceFigures {
+  min: number | null;
+  p25: number | null;
+  median: number | null;
+  p75: number | null;
+  max: number | null;
+}
+
+/** priceFigures of prices already sorted ascending. */
+export function priceFiguresOfSorted(sorted: ArrayLike<number>): PriceFigures {
   const at = (p: number) => {
     const value = percentile(sorted, p);
     return value === null ? null : roundHalfUp(value);
@@ -44,8 +56,13 @@ export function priceFigures(prices: readonly number[]): { min: number | null; p
 }
 
 /** The median of whole-dollar prices, rounded half up (by_damage, by_month): priceFigures(prices).median. */
-export function medianPrice(prices: readonly number[]): number | null {
-  const value = percentile(sortedAscending(prices), 0.5);
+export function medianPrice(prices: ArrayLike<number>): number | null {
+  return medianOfSorted(sortedAscending(prices));
+}
+
+/** medianPrice of prices already sorted ascending. */
+export function medianOfSorted(sorted: ArrayLike<number>): number | null {
+  const value = percentile(sorted, 0.5);
   return value === null ? null : roundHalfUp(value);
 }
 
@@ -56,27 +73,40 @@ export function medianPrice(prices: readonly number[]): number | null {
  * double, 0.28499999..., would round down.
  */
 export function shareOfRetailMedian(pairs: readonly { price: number; retail: number | null }[]): number | null {
-  const kept = pairs.filter((pair): pair is { price: number; retail: number } => pair.retail !== null && pair.retail > 0);
+  return shareOfRetailMedianOf(
+    pairs.map((pair) => pair.price),
+    pairs.map((pair) => pair.retail ?? Number.NaN),
+    pairs.length,
+  );
+}
+
+/**
+ * shareOfRetailMedian of the first `count` pairs given as two columns, a retail value of NaN for
+ * none (the market's packed comparables, market/comparables-cache.ts).
+ */
+export function shareOfRetailMedianOf(prices: ArrayLike<number>, retails: ArrayLike<number>, count: number): number | null {
+  const kept: number[] = [];
+  for (let i = 0; i < count; i++) if (retails[i]! > 0) kept.push(i);
   const n = kept.length;
   if (n === 0) return null;
   const ratios = new Float64Array(n);
-  for (let i = 0; i < n; i++) ratios[i] = kept[i]!.price / kept[i]!.retail;
+  for (let i = 0; i < n; i++) ratios[i] = prices[kept[i]!]! / retails[kept[i]!]!;
   const sorted = new Float64Array(ratios).sort();
-  const lower = atRank(kept, ratios, sorted, Math.floor((n - 1) / 2));
-  const upper = atRank(kept, ratios, sorted, Math.floor(n / 2));
+  const lower = kept[atRank(ratios, sorted, Math.floor((n - 1) / 2))]!;
+  const upper = kept[atRank(ratios, sorted, Math.floor(n / 2))]!;
   // The median as the fraction numerator / denominator: one ratio, or the mean of the two middle ones.
-  const numerator = BigInt(lower.price) * BigInt(upper.retail) + BigInt(upper.price) * BigInt(lower.retail);
-  const denominator = 2n * BigInt(lower.retail) * BigInt(upper.retail);
+  const numerator = BigInt(prices[lower]!) * BigInt(retails[upper]!) + BigInt(prices[upper]!) * BigInt(retails[lower]!);
+  const denominator = 2n * BigInt(retails[lower]!) * BigInt(retails[upper]!);
   return roundFractionHalfUp(numerator, denominator, 100);
 }
 
 /**
- * The pair at `rank` of the pairs ordered by ratio, equal ratios in their given order (what a
- * stable sort of the pairs by ratio gives), found from the sorted ratios alone: the pair is the
- * (rank - the count of smaller ratios)-th of those with its ratio. Pairs whose doubles are equal
- * may differ as fractions, so which of them is at the rank is fixed, not left to the sort.
+ * The index of the pair at `rank` of the pairs ordered by ratio, equal ratios in their given order
+ * (what a stable sort of the pairs by ratio gives), found from the sorted ratios alone: the pair is
+ * the (rank - the count of smaller ratios)-th of those with its ratio. Pairs whose doubles are
+ * equal may differ as fractions, so which of them is at the rank is fixed, not left to the sort.
  */
-function atRank<T>(pairs: readonly T[], ratios: Float64Array, sorted: Float64Array, rank: number): T {
+function atRank(ratios: Float64Array, sorted: Float64Array, rank: number): number {
   const value = sorted[rank]!;
   let low = 0;
   let high = rank;
@@ -86,7 +116,7 @@ function atRank<T>(pairs: readonly T[], ratios: Float64Array, sorted: Float64Arr
     else high = middle;
   }
   let skip = rank - low;
-  for (let i = 0; i < ratios.length; i++) if (ratios[i] === value && skip-- === 0) return pairs[i]!;
+  for (let i = 0; i < ratios.length; i++) if (ratios[i] === value && skip-- === 0) return i;
   throw new Error('atRank: the ratio at the rank is not among the pairs');
 }
 

@@ -128,6 +128,16 @@ export interface LotSightingsTable {
   last_seen_at: string;
 }
 
+/** A market group's generation (0026): bumped by every batch that writes a comparable of the group. */
+export interface MarketGroupsTable {
+  make_key: string;
+  model_key: string;
+  year: number;
+  /** 'YYYY-MM', the UTC month of the sale date. */
+  month: string;
+  generation: number | string;
+}
+
 export interface ReportsTable {
   id: string;
   account_id: string;
@@ -533,6 +543,7 @@ export interface Database {
   // Issue 29: lot history.
   lot_versions: LotVersionsTable;
   lot_sightings: LotSightingsTable;
+  market_groups: MarketGroupsTable;
   reports: ReportsTable;
   brands: BrandsTable;
   searches: SearchesTable;

@@ -28,6 +28,8 @@ const TABLES = [
   'batches', 'batch_items',
   // 0024
   'lot_sightings',
+  // 0026
+  'market_groups',
 ].sort();
 
 /** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */

@@ -28,6 +28,7 @@ import * as batches from './0022-batches.ts';
 import * as catalogueOrderIndexes from './0023-catalogue-order-indexes.ts';
 import * as lotSightings from './0024-lot-sightings.ts';
 import * as namedReportSnapshots from './0025-named-report-snapshots.ts';
+import * as marketGroups from './0026-market-groups.ts';
 import * as catalogueModelOrder from './0027-catalogue-model-order.ts';
 
 /**
@@ -66,6 +67,8 @@ export const migrations: Record<string, Migration> = {
   '0024-lot-sightings': lotSightings,
   // Issue 29, item 7: report snapshots that name lot versions.
   '0025-named-report-snapshots': namedReportSnapshots,
+  // The market's groups and their generations, which the import bumps (issue 24, the market at scale).
+  '0026-market-groups': marketGroups,
   // The catalogue read in order by make and model, newest first (issue 24, catalogue throughput).
   '0027-catalogue-model-order': catalogueModelOrder,
 };

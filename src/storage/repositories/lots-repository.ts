@@ -6,6 +6,7 @@ import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../.
 import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { buildDeferredIndexes, deferLotsIndexesWhileEmpty } from '../deferred-indexes.ts';
+import { bumpMarketGroups, EPOCH_GROUP, marketGroupsWritten } from './market-groups.ts';
 import { normaliseSource } from '../../domain/lot-history.ts';
 import { batchKeys, planBatch, probeCandidates, type BatchPlan, type ProbedLines } from './lot-versions.ts';
 import type { AfterLotsWritten, LotsTransaction, LotsWrittenHook } from './lots-written.ts';
@@ -49,6 +50,8 @@ export class LotsRepository {
   private probeUnchanged = true;
   private readonly jsonByVin;
   private readonly vinOfLot;
+  /** Between deferIndexesWhileEmpty and buildDeferredIndexes: a first bulk load, whose batches bump the market's epoch, not their groups (market-groups.ts). */
+  private bulkLoading = false;
 
   /**
    * `lotsWritten`: the rooms that take part in every batch's transaction, in order (lots-written.ts):
@@ -126,12 +129,14 @@ export class LotsRepository {
    * (deferred-indexes.ts); true when it did, and the caller then calls buildDeferredIndexes once
    * the load ends, failed or not. A table that has lots keeps its indexes.
    */
-  deferIndexesWhileEmpty(): Promise<boolean> {
-    return deferLotsIndexesWhileEmpty(this.db);
+  async deferIndexesWhileEmpty(): Promise<boolean> {
+    this.bulkLoading = await deferLotsIndexesWhileEmpty(this.db);
+    return this.bulkLoading;
   }
 
   /** Builds the indexes a bulk load deferred (deferIndexesWhileEmpty). */
   async buildDeferredIndexes(): Promise<void> {
+    this.bulkLoading = false;
     await buildDeferredIndexes(this.db);
   }
 
@@ -177,6 +182,7 @@ export class LotsRepository {
       await this.db.dialect.appendVersions(kysely, plan.versions);
       await this.db.dialect.touchLots(kysely, plan.touched, at);
       await this.db.dialect.sightLots(kysely, plan.sighted, at);
+      await bumpMarketGroups(kysely, this.bulkLoading ? [EPOCH_GROUP] : marketGroupsWritten(lots, before, plan));
       for (const status of statuses) summary[status]++;
       this.probeUnchanged = summary.unchanged * 2 >= lots.length;
       for (const then of after) {

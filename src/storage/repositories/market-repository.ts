@@ -3,9 +3,11 @@ import type { Db } from '../database.ts';
 import type { Database, LotRow } from '../schema.ts';
 import type { Lot, LotJson } from '../../domain/lot.ts';
 import type { CatalogueFilter, CataloguePosition, CatalogueSort } from '../../domain/catalogue.ts';
-import { lotFromRow, type ComparableLists } from '../lot-rows.ts';
+import { COMPARABLE_COLUMNS, lotFromRow, type ComparableLists } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { SALE_SORT_KEY } from '../migrations/0018-market.ts';
+import { MARKET_COLUMNS } from '../migrations/0023-catalogue-order-indexes.ts';
+import { EPOCH_GROUP } from './market-groups.ts';
 
 /**
  * What a market value reads of its comparables (contract, "Market value"), one list per column,
@@ -139,6 +141,82 @@ export class MarketRepository {
 
   private comparablesStatement(shape: ComparablesShape, values: ComparableValues) {
     return comparableRange(this.db.kysely.selectFrom('lots'), shape, values).select(this.db.dialect.comparablesJson.as('sales'));
+  }
+
+  /** The statements of groupGenerations(), compiled once per count of years. */
+  private readonly generationStatements = new Map<number, PreparedQuery<ComparableValues, { year: number; month: string; generation: number | string }>>();
+  private groupSalesStatement: PreparedQuery<ComparableValues, { sales: string }> | null = null;
+
+  /**
+   * The generations (0026) of one make and model's groups in these years and months, by
+   * `year:month` (a group without a row is at 0), and the global epoch: one range of the primary
+   * key per year, and a probe of the epoch's row.
+   */
+  async groupGenerations(makeKey: string, modelKey: string, yearMin: number, yearMax: number, fromMonth: string, toMonth: string): Promise<{ epoch: number; generations: Map<string, number> }> {
+    const years = yearMax - yearMin + 1;
+    let statement = this.generationStatements.get(years);
+    if (statement === undefined) {
+      const names = ['makeKey', 'modelKey', 'fromMonth', 'toMonth', ...Array.from({ length: years }, (_, i) => `year${i}`)];
+      statement = new PreparedQuery(this.db.kysely, names, (values: ComparableValues) =>
+        this.db.kysely
+          .selectFrom('market_groups')
+          .select(['year', 'month', 'generation'])
+          .where('make_key', '=', values.makeKey as string)
+          .where('model_key', '=', values.modelKey as string)
+          .where('year', 'in', Array.from({ length: years }, (_, i) => values[`year${i}`] as number))
+          .where('month', '>=', values.fromMonth as string)
+          .where('month', '<=', values.toMonth as string)
+          .unionAll((eb) =>
+            eb
+              .selectFrom('market_groups')
+              .select(['year', 'month', 'generation'])
+              .where('make_key', '=', EPOCH_GROUP.makeKey)
+              .where('model_key', '=', EPOCH_GROUP.modelKey)
+              .where('year', '=', EPOCH_GROUP.year)
+              .where('month', '=', EPOCH_GROUP.month),
+          ),
+      );
+      this.generationStatements.set(years, statement);
+    }
+    const values: ComparableValues = { makeKey, modelKey, fromMonth, toMonth };
+    for (let i = 0; i < years; i++) values[`year${i}`] = yearMin + i;
+    let epoch = 0;
+    const generations = new Map<string, number>();
+    for (const row of await statement.run(this.db, values)) {
+      // PostgreSQL gives a bigint as text.
+      if (row.month === EPOCH_GROUP.month) epoch = Number(row.generation);
+      else generations.set(`${row.year}:${row.month}`, Number(row.generation));
+    }
+    return { epoch, generations };
+  }
+
+  /**
+   * The comparables of one make, model and year sold from `from` (inclusive) to `to` (exclusive),
+   * in the order of lots_market_idx (by sale date, then its other columns), which covers them: what
+   * a market value's cache keeps of its groups (market/comparables-cache.ts), the same rows and
+   * order comparables() reads for this range.
+   */
+  async groupSales(makeKey: string, modelKey: string, year: number, from: string, to: string): Promise<ComparableColumns> {
+    this.groupSalesStatement ??= new PreparedQuery(this.db.kysely, ['makeKey', 'modelKey', 'year', 'from', 'to'], (values: ComparableValues) =>
+      this.db.kysely
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('lots')
+            .select([...COMPARABLE_COLUMNS])
+            .where('make_key', '=', values.makeKey as string)
+            .where('model_key', '=', values.modelKey as string)
+            .where('year', '=', values.year as number)
+            .where('sale_date', '>=', values.from as string)
+            .where('sale_date', '<', values.to as string)
+            .where('price', '>', 0)
+            .$call((select) => MARKET_COLUMNS.reduce((ordered, column) => ordered.orderBy(column), select))
+            .as('sales'),
+        )
+        .select(this.db.dialect.comparablesJson.as('sales')),
+    );
+    const [row] = await this.groupSalesStatement.run(this.db, { makeKey, modelKey, year, from, to });
+    const [prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds] = JSON.parse(row!.sales) as ComparableLists;
+    return { prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds };
   }
 
   /**
