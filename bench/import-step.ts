@@ -4,7 +4,7 @@
  * new price (bench:import --reimport's changed phase), with each dialect method that the batch calls
  * timed on its own. No reading thread, no process start-up: the figure moves by a few percent
  * between runs on a busy machine, where a whole import's moves by a third (docs/benchmarks.md,
- * "Task H").
+ * "The probe answers the stored lot").
  *
  * It uses only the repositories and the dialect by name, so that it can be copied into a checkout
  * of an older tree (`082863a`) and run there; the methods a tree lacks are left out of the split.
