@@ -1,7 +1,7 @@
 import { marketKey } from '../domain/market-key.ts';
 import { monthsBetween, monthStart, nextMonthStart } from '../domain/market-group.ts';
 import type { LotRef } from '../domain/lot-ref.ts';
-import type { ComparableColumns } from '../storage/repositories/market-repository.ts';
+import type { ComparableColumns, ComparablesQuery } from '../storage/repositories/market-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
 
 /**
@@ -57,15 +57,8 @@ export interface PackedSales {
   auctionNames: readonly string[];
 }
 
-export interface PackedQuery {
-  makeKey: string;
-  modelKey: string;
-  yearMin: number;
-  yearMax: number;
-  /** ISO date-times, inclusive. */
-  from: string;
-  to: string;
-  damageKey: string | null;
+/** The comparables' query, with the vehicle's own lots named instead of its VIN. */
+export interface PackedQuery extends Omit<ComparablesQuery, 'excludeVin'> {
   /** The vehicle's own lots, which are not its comparables. */
   exclude: readonly LotRef[];
 }

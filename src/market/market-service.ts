@@ -168,10 +168,17 @@ export function closestSales(sales: ComparableColumns, year: number, odometer: n
     if (nearer !== 0 && !Number.isNaN(nearer)) return nearer;
     return compareLotsNewestFirst({ sale_date: saleDates[a]!, auction: auctions[a]!, lot_id: lotIds[a]! }, { sale_date: saleDates[b]!, auction: auctions[b]!, lot_id: lotIds[b]! });
   };
-  // The first CLOSEST kept in order as the sales go by (a sale past the last kept costs one
-  // comparison): sorting every comparable to keep ten cost n log n comparisons.
+  return firstInOrder(saleDates.length, before);
+}
+
+/**
+ * The first CLOSEST of `count` sales in the order `before` gives, kept in order as the sales go by
+ * (a sale past the last kept costs one comparison): sorting every comparable to keep ten cost
+ * n log n comparisons.
+ */
+function firstInOrder(count: number, before: (a: number, b: number) => number): number[] {
   const kept: number[] = [];
-  for (let sale = 0; sale < saleDates.length; sale++) {
+  for (let sale = 0; sale < count; sale++) {
     if (kept.length === CLOSEST && before(sale, kept[CLOSEST - 1]!) >= 0) continue;
     let at = kept.length;
     while (at > 0 && before(sale, kept[at - 1]!) < 0) at--;
@@ -252,15 +259,7 @@ function closestPacked(sales: PackedSales, year: number, odometer: number | null
     if (auctions[a] !== auctions[b]) return auctionNames[auctions[a]!]! < auctionNames[auctions[b]!]! ? -1 : 1;
     return lotIds[b]! - lotIds[a]!;
   };
-  const kept: number[] = [];
-  for (let sale = 0; sale < sales.count; sale++) {
-    if (kept.length === CLOSEST && before(sale, kept[CLOSEST - 1]!) >= 0) continue;
-    let at = kept.length;
-    while (at > 0 && before(sale, kept[at - 1]!) < 0) at--;
-    kept.splice(at, 0, sale);
-    if (kept.length > CLOSEST) kept.pop();
-  }
-  return kept;
+  return firstInOrder(sales.count, before);
 }
 
 /** Indexes below this fit beside a whole-dollar price in one double (packedFigures). */
