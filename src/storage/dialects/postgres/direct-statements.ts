@@ -37,18 +37,21 @@ function statementName(sql: string): string {
   return name;
 }
 
-/** The most texts of open-ended families (runKeptPooled) that get a name, for the life of the process. */
+/** The most texts of open-ended families (runKeptPooled) that get a name, for the life of a pool. */
 export const MAX_KEPT_NAMES = 64;
-const keptNames = new Map<string, string>();
+/** Per pool: its connections are where the named statements live, and a process may hold several pools. */
+const keptNamesOf = new WeakMap<pg.Pool, Map<string, string>>();
 
 /**
  * runPooled for a statement of an open-ended family (the catalogue's shapes of query, which a
  * client can multiply): a named statement stays prepared on every connection that ran it until
- * the connection closes, so only the first MAX_KEPT_NAMES texts the process meets are named; any
+ * the connection closes, so only the first MAX_KEPT_NAMES texts a pool meets are named; any
  * other answers null, to run unnamed through Kysely as before. Unnamed, a catalogue page was
  * parsed and planned on every call (about 0.3 ms of PostgreSQL's CPU a page: docs/benchmarks.md).
  */
 export function runKeptPooled(pool: pg.Pool, sql: string, parameters: unknown[]): Promise<unknown[]> | null {
+  let keptNames = keptNamesOf.get(pool);
+  if (keptNames === undefined) keptNamesOf.set(pool, (keptNames = new Map<string, string>()));
   let name = keptNames.get(sql);
   if (name === undefined) {
     if (keptNames.size >= MAX_KEPT_NAMES) return null;
