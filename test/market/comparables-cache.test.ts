@@ -9,19 +9,15 @@ import { migrateToLatest, openDatabase, type Db, type DialectName } from '../../
 import { createRepositories, type Repositories } from '../../src/storage/repositories/index.ts';
 import { DIALECTS, newMigratedTestSchema } from '../support/databases.ts';
 import { makeLot, validVin } from '../support/fixtures.ts';
+import { Prng } from '../../src/dev/seed/prng.ts';
 
 const AS_OF = new Date('2026-11-26T10:00:00.000Z');
 const DAY = 86_400_000;
 
-/** mulberry32: the same random catalogue on both databases. */
+/** The seed's generator: the same random catalogue on both databases. */
 function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const rng = new Prng(seed);
+  return () => rng.next();
 }
 
 /** Two connections to one database (a file for SQLite, a schema for PostgreSQL): the second stands for another process. */

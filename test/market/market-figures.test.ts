@@ -5,19 +5,15 @@ import { MarketService } from '../../src/market/market-service.ts';
 import { medianPrice, priceFigures, shareOfRetailMedian } from '../../src/market/statistics.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.ts';
 import { makeLot, validVin } from '../support/fixtures.ts';
+import { Prng } from '../../src/dev/seed/prng.ts';
 
 const AS_OF = new Date('2026-11-26T10:00:00.000Z');
 const FROM = '2025-11-26T00:00:00.000Z';
 
-/** A small deterministic generator (mulberry32): the same random catalogue on both databases. */
+/** The seed's generator: the same random catalogue on both databases. */
 function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const rng = new Prng(seed);
+  return () => rng.next();
 }
 
 /**
