@@ -1,5 +1,5 @@
 import { marketKey } from '../domain/market-key.ts';
-import { monthsBetween, monthStart, nextMonthStart } from '../domain/market-group.ts';
+import { marketGroupKey, monthsBetween, monthStart, nextMonthStart } from '../domain/market-group.ts';
 import type { LotRef } from '../domain/lot-ref.ts';
 import type { ComparableColumns, ComparablesQuery } from '../storage/repositories/market-repository.ts';
 import type { Repositories } from '../storage/repositories/index.ts';
@@ -96,11 +96,14 @@ export class ComparablesCache {
     const { epoch, generations } = await this.repos.market.groupGenerations(query.makeKey, query.modelKey, query.yearMin, query.yearMax, months[0]!, months.at(-1)!);
     if (this.spellings.length + this.auctionNames.length > MAX_NAMES) this.clear();
     const chosen: { group: Group; year: number; month: number }[] = [];
+    const keyOf = (year: number, month: string) => marketGroupKey({ makeKey: query.makeKey, modelKey: query.modelKey, year, month });
+    // A group without a row of its own is at generation 0 (groupGenerations).
+    const generationOf = (year: number, month: string) => generations.get(`${year}:${month}`) ?? 0;
     for (let year = query.yearMin; year <= query.yearMax; year++) {
       const found: (Group | undefined)[] = months.map((month) => {
-        const key = `${query.makeKey}\u0000${query.modelKey}\u0000${year}\u0000${month}`;
+        const key = keyOf(year, month);
         const group = this.groups.get(key);
-        if (group === undefined || group.epoch !== epoch || group.generation !== (generations.get(`${year}:${month}`) ?? 0)) return undefined;
+        if (group === undefined || group.epoch !== epoch || group.generation !== generationOf(year, month)) return undefined;
         // Most recently used last: the map's order is the eviction order.
         this.groups.delete(key);
         this.groups.set(key, group);
@@ -117,8 +120,7 @@ export class ComparablesCache {
           const month = months[m]!;
           let end = at;
           while (end < sales.saleDates.length && sales.saleDates[end]!.startsWith(month)) end++;
-          const key = `${query.makeKey}\u0000${query.modelKey}\u0000${year}\u0000${month}`;
-          found[m] = this.store(this.build(key, epoch, generations.get(`${year}:${month}`) ?? 0, sales, at, end));
+          found[m] = this.store(this.build(keyOf(year, month), epoch, generationOf(year, month), sales, at, end));
           at = end;
         }
         first = last;

@@ -1,4 +1,5 @@
 import { compareLotsNewestFirst, type Lot } from '../domain/lot.ts';
+import type { LotRef } from '../domain/lot-ref.ts';
 import type { MarketOptions, MarketSubject, MarketValue } from '../domain/market.ts';
 import { marketKey } from '../domain/market-key.ts';
 import type { ComparableColumns, ComparablesQuery } from '../storage/repositories/market-repository.ts';
@@ -70,35 +71,17 @@ export class MarketService {
       makeKey === null || modelKey === null || (options.primaryDamage !== null && damageKey === null)
         ? null
         : { makeKey, modelKey, yearMin: vehicle.year - 1, yearMax: vehicle.year + 1, from: window.from, to: window.to, damageKey, excludeVin: vehicle.vin };
-    if (query !== null && this.cache !== null) {
-      const packed = await this.cache.sales({ ...query, exclude: vehicle.own.map((lot) => ({ auction: lot.auction, lotId: lot.lot_id })) });
-      const figures = packedFigures(packed);
-      return {
-        vehicle: { make: vehicle.make, model: vehicle.model, year: vehicle.year },
-        window,
-        comparables: {
-          count: packed.count,
-          price: figures.price,
-          share_of_retail_value: { median: shareOfRetailMedianOf(packed.prices, packed.retail, packed.count) },
-        },
-        by_damage: figures.byDamage,
-        by_month: figures.byMonth,
-        closest: await this.lotsOf(closestPacked(packed, vehicle.year, vehicle.odometer).map((i) => ({ auction: packed.auctionNames[packed.auctions[i]!]!, lotId: packed.lotIds[i]! }))),
-      };
-    }
-    const sales = query === null ? NO_SALES : await this.options.repos.market.comparables(query);
-    const { prices, retailValues } = sales;
+    const figures =
+      query !== null && this.cache !== null
+        ? packedValue(await this.cache.sales({ ...query, exclude: vehicle.own.map((lot) => ({ auction: lot.auction, lotId: lot.lot_id })) }), vehicle)
+        : columnsValue(query === null ? NO_SALES : await this.options.repos.market.comparables(query), vehicle);
     return {
       vehicle: { make: vehicle.make, model: vehicle.model, year: vehicle.year },
       window,
-      comparables: {
-        count: prices.length,
-        price: priceFigures(prices),
-        share_of_retail_value: { median: shareOfRetailMedian(prices.map((price, i) => ({ price, retail: retailValues[i] ?? null }))) },
-      },
-      by_damage: byDamage(sales),
-      by_month: byMonth(sales),
-      closest: await this.closestLots(sales, vehicle),
+      comparables: figures.comparables,
+      by_damage: figures.by_damage,
+      by_month: figures.by_month,
+      closest: await this.lotsOf(figures.closest),
     };
   }
 
@@ -123,13 +106,8 @@ export class MarketService {
     return { make, model, year, odometer: newest('odometer'), vin: subject.vin, own: lots };
   }
 
-  /** The closest sales as lots, in their order: same year first, then nearest odometer to the vehicle's, then newest sale. */
-  private async closestLots(sales: ComparableColumns, vehicle: Vehicle): Promise<Lot[]> {
-    return this.lotsOf(closestSales(sales, vehicle.year, vehicle.odometer).map((i) => ({ auction: sales.auctions[i]!, lotId: sales.lotIds[i]! })));
-  }
-
   /** The lots of these keys, in their order, read by key. */
-  private async lotsOf(keys: { auction: string; lotId: number }[]): Promise<Lot[]> {
+  private async lotsOf(keys: readonly LotRef[]): Promise<Lot[]> {
     if (keys.length === 0) return [];
     const byKey = new Map((await this.options.repos.market.lotsByKeys(keys)).map((lot) => [`${lot.auction}/${lot.lot_id}`, lot]));
     const lots = keys.flatMap((key) => byKey.get(`${key.auction}/${key.lotId}`) ?? []);
@@ -149,6 +127,39 @@ export function windowOf(asOf: Date, months: number): { from: string; to: string
   const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
   const from = new Date(Date.UTC(year, month, Math.min(asOf.getUTCDate(), lastDay)));
   return { from: from.toISOString(), to: asOf.toISOString() };
+}
+
+/** A market value's figures and the keys of its closest sales, in their order, before the lots are read. */
+type Figures = Pick<MarketValue, 'comparables' | 'by_damage' | 'by_month'> & { closest: LotRef[] };
+
+/** The figures of the comparables read from the database (repos.market.comparables). */
+function columnsValue(sales: ComparableColumns, vehicle: Vehicle): Figures {
+  const { prices, retailValues } = sales;
+  return {
+    comparables: {
+      count: prices.length,
+      price: priceFigures(prices),
+      share_of_retail_value: { median: shareOfRetailMedian(prices.map((price, i) => ({ price, retail: retailValues[i] ?? null }))) },
+    },
+    by_damage: byDamage(sales),
+    by_month: byMonth(sales),
+    closest: closestSales(sales, vehicle.year, vehicle.odometer).map((i) => ({ auction: sales.auctions[i]!, lotId: sales.lotIds[i]! })),
+  };
+}
+
+/** The same figures of the comparables kept in memory (comparables-cache.ts). */
+function packedValue(packed: PackedSales, vehicle: Vehicle): Figures {
+  const figures = packedFigures(packed);
+  return {
+    comparables: {
+      count: packed.count,
+      price: figures.price,
+      share_of_retail_value: { median: shareOfRetailMedianOf(packed.prices, packed.retail, packed.count) },
+    },
+    by_damage: figures.byDamage,
+    by_month: figures.byMonth,
+    closest: closestPacked(packed, vehicle.year, vehicle.odometer).map((i) => ({ auction: packed.auctionNames[packed.auctions[i]!]!, lotId: packed.lotIds[i]! })),
+  };
 }
 
 /**
@@ -216,9 +227,7 @@ function byDamage({ prices, damages }: ComparableColumns): MarketValue['by_damag
       group.names.set(name, spelling.prices.length);
     }
   }
-  return [...groups.values()]
-    .map((group) => ({ primary_damage: mostFrequent(group.names), count: group.prices.length, median_price: medianPrice(group.prices)! }))
-    .sort((a, b) => b.count - a.count || (a.primary_damage < b.primary_damage ? -1 : a.primary_damage > b.primary_damage ? 1 : 0));
+  return damageRows(groups.values(), medianPrice);
 }
 
 /** Sales by UTC month of their sale date, oldest first; months without sales are absent. */
@@ -234,6 +243,16 @@ function byMonth({ prices, saleDates }: ComparableColumns): MarketValue['by_mont
   return [...byName]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([month, group]) => ({ month, count: group.length, median_price: medianPrice(group)! }));
+}
+
+/**
+ * The by_damage rows of the damages' groups: each named by its most frequent spelling, most sales
+ * first, then by name. `median` takes a group's prices as they are.
+ */
+function damageRows(groups: Iterable<{ prices: number[]; names: Map<string, number> }>, median: (prices: number[]) => number | null): MarketValue['by_damage'] {
+  return [...groups]
+    .map((group) => ({ primary_damage: mostFrequent(group.names), count: group.prices.length, median_price: median(group.prices)! }))
+    .sort((a, b) => b.count - a.count || (a.primary_damage < b.primary_damage ? -1 : a.primary_damage > b.primary_damage ? 1 : 0));
 }
 
 function mostFrequent(counts: Map<string, number>): string {
@@ -262,31 +281,42 @@ function closestPacked(sales: PackedSales, year: number, odometer: number | null
   return firstInOrder(sales.count, before);
 }
 
-/** Indexes below this fit beside a whole-dollar price in one double (packedFigures). */
+/** Indexes below this fit beside a whole-dollar price in one double (priceOrder). */
 const INDEX_SPAN = 2 ** 21;
 const MAX_PACKED_PRICE = 2 ** 31;
 
 /**
- * The price figures, by_damage and by_month of packed comparables from one sort: each sale's price
- * and index packed into one double (price x 2^21 + index, exact below 2^52) and sorted numerically,
- * then the sales walked in price order into their damage's and month's lists, which come out
- * sorted, so their medians need no sort of their own (the same figures as priceFigures and
- * medianPrice, which sort each list). Prices that do not fit go the plain way.
+ * The sales' indexes in price order, equal prices in index order. Whole-dollar prices below 2^31
+ * of fewer than 2^21 sales: each price and index packed into one double (price x 2^21 + index,
+ * exact below 2^52) and sorted numerically, without a comparator called per comparison; any other
+ * prices by a comparator.
+ */
+function priceOrder(prices: Float64Array, n: number): ArrayLike<number> {
+  let fits = n < INDEX_SPAN;
+  for (let i = 0; fits && i < n; i++) fits = Number.isInteger(prices[i]) && prices[i]! < MAX_PACKED_PRICE;
+  if (!fits) return Array.from({ length: n }, (_, i) => i).sort((a, b) => prices[a]! - prices[b]! || a - b);
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = prices[i]! * INDEX_SPAN + i;
+  keys.sort();
+  for (let j = 0; j < n; j++) keys[j] = keys[j]! % INDEX_SPAN;
+  return keys;
+}
+
+/**
+ * The price figures, by_damage and by_month of packed comparables from one sort: the sales walked
+ * in price order (priceOrder) into their damage's and month's lists, which come out sorted, so
+ * their medians need no sort of their own (the same figures as priceFigures and medianPrice, which
+ * sort each list).
  */
 function packedFigures(sales: PackedSales): { price: MarketValue['comparables']['price']; byDamage: MarketValue['by_damage']; byMonth: MarketValue['by_month'] } {
   const n = sales.count;
   const { prices, damages, spellings, spellingKeys, monthOf, months } = sales;
-  let fits = n < INDEX_SPAN;
-  for (let i = 0; fits && i < n; i++) fits = Number.isInteger(prices[i]) && prices[i]! < MAX_PACKED_PRICE;
-  if (!fits) return { price: priceFigures(prices.subarray(0, n)), byDamage: packedByDamage(sales), byMonth: packedByMonth(sales) };
-  const keys = new Float64Array(n);
-  for (let i = 0; i < n; i++) keys[i] = prices[i]! * INDEX_SPAN + i;
-  keys.sort();
+  const order = priceOrder(prices, n);
   const sorted = new Float64Array(n);
   const byKey = new Map<string, { prices: number[]; names: Map<string, number> }>();
   const byMonth: number[][] = months.map(() => []);
   for (let j = 0; j < n; j++) {
-    const i = keys[j]! % INDEX_SPAN;
+    const i = order[j]!;
     const price = prices[i]!;
     sorted[j] = price;
     byMonth[monthOf[i]!]!.push(price);
@@ -304,43 +334,7 @@ function packedFigures(sales: PackedSales): { price: MarketValue['comparables'][
   }
   return {
     price: priceFiguresOfSorted(sorted),
-    byDamage: [...byKey.values()]
-      .map((group) => ({ primary_damage: mostFrequent(group.names), count: group.prices.length, median_price: medianOfSorted(group.prices)! }))
-      .sort((a, b) => b.count - a.count || (a.primary_damage < b.primary_damage ? -1 : a.primary_damage > b.primary_damage ? 1 : 0)),
+    byDamage: damageRows(byKey.values(), medianOfSorted),
     byMonth: months.flatMap((month, m) => (byMonth[m]!.length === 0 ? [] : [{ month, count: byMonth[m]!.length, median_price: medianOfSorted(byMonth[m]!)! }])),
   };
-}
-
-/** byDamage over packed comparables: by spelling id first, then the spellings by key. */
-function packedByDamage(sales: PackedSales): MarketValue['by_damage'] {
-  const bySpelling = new Map<number, number[]>();
-  for (let i = 0; i < sales.count; i++) {
-    const id = sales.damages[i]!;
-    if (id < 0) continue;
-    const prices = bySpelling.get(id);
-    if (prices !== undefined) prices.push(sales.prices[i]!);
-    else bySpelling.set(id, [sales.prices[i]!]);
-  }
-  const groups = new Map<string, { prices: number[]; names: Map<string, number> }>();
-  for (const [id, prices] of bySpelling) {
-    const key = sales.spellingKeys[id] ?? null;
-    if (key === null) continue;
-    const name = sales.spellings[id]!;
-    const group = groups.get(key);
-    if (group === undefined) groups.set(key, { prices, names: new Map([[name, prices.length]]) });
-    else {
-      for (const price of prices) group.prices.push(price);
-      group.names.set(name, prices.length);
-    }
-  }
-  return [...groups.values()]
-    .map((group) => ({ primary_damage: mostFrequent(group.names), count: group.prices.length, median_price: medianPrice(group.prices)! }))
-    .sort((a, b) => b.count - a.count || (a.primary_damage < b.primary_damage ? -1 : a.primary_damage > b.primary_damage ? 1 : 0));
-}
-
-/** byMonth over packed comparables: each sale's month is its group's. */
-function packedByMonth(sales: PackedSales): MarketValue['by_month'] {
-  const byMonth: number[][] = sales.months.map(() => []);
-  for (let i = 0; i < sales.count; i++) byMonth[sales.monthOf[i]!]!.push(sales.prices[i]!);
-  return sales.months.flatMap((month, m) => (byMonth[m]!.length === 0 ? [] : [{ month, count: byMonth[m]!.length, median_price: medianPrice(byMonth[m]!)! }]));
 }

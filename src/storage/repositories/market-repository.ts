@@ -26,6 +26,12 @@ export interface ComparableColumns {
   lotIds: number[];
 }
 
+/** The comparables' columns from the JSON lists a dialect's comparablesJson writes, one list a column. */
+function columnsOf(json: string): ComparableColumns {
+  const [prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds] = JSON.parse(json) as ComparableLists;
+  return { prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds };
+}
+
 export interface ComparablesQuery {
   makeKey: string;
   modelKey: string;
@@ -129,8 +135,7 @@ export class MarketRepository {
       this.comparableStatements.set(shape.key, statement);
     }
     const [row] = await statement.run(this.db, shape.values);
-    const [prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds] = JSON.parse(row!.sales) as ComparableLists;
-    return { prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds };
+    return columnsOf(row!.sales);
   }
 
   /** The statement of comparables(), apart so that its plan can be checked (test/storage/catalogue-plans.test.ts). */
@@ -215,8 +220,7 @@ export class MarketRepository {
         .select(this.db.dialect.comparablesJson.as('sales')),
     );
     const [row] = await this.groupSalesStatement.run(this.db, { makeKey, modelKey, year, from, to });
-    const [prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds] = JSON.parse(row!.sales) as ComparableLists;
-    return { prices, retailValues, damages, saleDates, years, odometers, auctions, lotIds };
+    return columnsOf(row!.sales);
   }
 
   /**
