@@ -147,6 +147,8 @@ export interface LotUpdate {
   auction: string;
   lot_id: number;
   lines: readonly Lot[];
+  /** The lot as stored before the batch. */
+  stored: Lot;
   /** The lot after its lines, under the merge rule (lot-rows.ts, mergeLot). */
   merged: Lot;
   /** The fields whose value the lines change, in LOT_FIELDS order: none when they put back what was stored. */

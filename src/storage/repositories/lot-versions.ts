@@ -154,7 +154,7 @@ export function planBatch(
   const updates: LotUpdate[] = changing.map((state) => {
     const { row, original, lot, lines } = state;
     state.changes = lotChanges(original!, lot!);
-    return { auction: row.auction, lot_id: row.lot_id, lines, merged: lot!, fields: Object.keys(state.changes) };
+    return { auction: row.auction, lot_id: row.lot_id, lines, stored: original!, merged: lot!, fields: Object.keys(state.changes) };
   });
   for (const line of lots) {
     const { derived } = line;

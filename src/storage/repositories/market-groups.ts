@@ -20,9 +20,10 @@ const GROUPS_PER_STATEMENT = 1000;
 type Incoming = Lot & { readonly derived?: Partial<Lot> | undefined };
 
 /**
- * The groups a batch's written lots leave or enter, from what the batch already knows: the lots
- * stored before it (`before`, parsed only for a lot whose lines change a market field) and what
- * planBatch worked out; a lot new to the catalogue by its lines merged in order, as the upsert
+ * The groups a batch's written lots leave or enter, from what the batch already knows: what
+ * planBatch worked out (a changed lot's update carries it as stored and as merged), the lots
+ * stored before it (`before`, parsed only for a lot whose derived values fill a market field and
+ * that its lines left unchanged); a lot new to the catalogue by its lines merged in order, as the upsert
  * merges them; the derived values where they fill a market field still unknown (fillDerived).
  * A change to no market field (a photo, a status) bumps nothing.
  */
@@ -32,15 +33,13 @@ export function marketGroupsWritten(lots: readonly Incoming[], before: readonly 
     const group = comparableGroup(lot);
     if (group !== null) groups.set(marketGroupKey(group), group);
   };
-  const stored = new Map<string, StoredLotJson>();
-  for (const row of before) stored.set(lotKey(row.auction, row.lot_id), row);
   // Each lot's values after the batch's lines: its update's merge, or its new lines folded in order.
   const after = new Map<string, MarketFields>();
   for (const update of plan.updates) {
     const key = lotKey(update.auction, update.lot_id);
     after.set(key, update.merged);
     if (!update.fields.some((field) => MARKET_FIELD_SET.has(field))) continue;
-    add(JSON.parse(stored.get(key)!.lot) as Lot);
+    add(update.stored);
     add(update.merged);
   }
   const fresh = new Map<string, Record<string, unknown>>();
@@ -56,12 +55,14 @@ export function marketGroupsWritten(lots: readonly Incoming[], before: readonly 
     after.set(key, values as MarketFields);
     add(values as MarketFields);
   }
+  let stored: Map<string, StoredLotJson> | undefined;
   for (const line of lots) {
     const { derived } = line;
     if (!derived || !MARKET_FIELDS.some((field) => derived[field] !== null && derived[field] !== undefined)) continue;
     const key = lotKey(line.auction, line.lot_id);
     let base = after.get(key);
     if (base === undefined) {
+      stored ??= new Map(before.map((row) => [lotKey(row.auction, row.lot_id), row]));
       const row = stored.get(key);
       if (row === undefined) continue;
       base = JSON.parse(row.lot) as Lot;
