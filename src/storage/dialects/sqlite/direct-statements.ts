@@ -10,7 +10,11 @@ const prepared = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.S
  * rows, else none.
  */
 export function runDirect(raw: BetterSqlite3.Database, sql: string, parameters: unknown[]): unknown[] {
-  const statement = directStatement(raw, sql);
+  return runStatement(directStatement(raw, sql), parameters);
+}
+
+/** The rows of a statement that returns rows, else none once it has run. */
+function runStatement(statement: BetterSqlite3.Statement, parameters: unknown[]): unknown[] {
   if (statement.reader) return statement.all(parameters);
   statement.run(parameters);
   return [];
@@ -32,9 +36,7 @@ export function runKeptDirect(raw: BetterSqlite3.Database, owner: object, sql: s
     entry = { raw, statement: raw.prepare(sql) };
     kept.set(owner, entry);
   }
-  if (entry.statement.reader) return entry.statement.all(parameters);
-  entry.statement.run(parameters);
-  return [];
+  return runStatement(entry.statement, parameters);
 }
 
 /**

@@ -93,19 +93,19 @@ export class SqliteStorageDialect implements StorageDialect {
    * (null), which runs it after the transaction instead of letting it see uncommitted rows.
    */
   runPrepared(sql: string, parameters: unknown[]): Promise<unknown[]> | null {
-    if (this.raw.inTransaction) return null;
-    try {
-      return Promise.resolve(runDirect(this.raw, sql, parameters));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.onDriver(() => runDirect(this.raw, sql, parameters));
   }
 
   /** runPrepared's way for a statement its owner keeps (the catalogue's pages): inside a transaction, through Kysely too. */
   runKept(owner: object, sql: string, parameters: unknown[]): Promise<unknown[]> | null {
+    return this.onDriver(() => runKeptDirect(this.raw, owner, sql, parameters));
+  }
+
+  /** A synchronous run on the driver as a promise, or null while a transaction is open on the connection. */
+  private onDriver(run: () => unknown[]): Promise<unknown[]> | null {
     if (this.raw.inTransaction) return null;
     try {
-      return Promise.resolve(runKeptDirect(this.raw, owner, sql, parameters));
+      return Promise.resolve(run());
     } catch (error) {
       return Promise.reject(error);
     }
