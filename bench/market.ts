@@ -29,6 +29,8 @@ import type { LatencySummary } from './support/latencies.ts';
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOC_FILE = path.join(REPO_ROOT, 'docs', 'benchmarks.md');
 const HOST = '127.0.0.1';
+// Printed with the figures instead of a verdict on the machine: the reader judges whether it was quiet.
+const loadAtStart = os.loadavg().map((load) => load.toFixed(2)).join(', ');
 const log = (message: string) => process.stderr.write(`${message}\n`);
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 1) : 'n/a');
@@ -284,7 +286,7 @@ async function main(): Promise<void> {
     const cpuRatios = catalogue.map(([name, figure]) =>
       `${name}: ${search.cpuMsPerRequest !== null && figure.cpuMsPerRequest !== null ? (search.cpuMsPerRequest / figure.cpuMsPerRequest).toFixed(2) : 'n/a'}`);
     const markdown = [
-      `Command: \`npm run bench:market -- ${process.argv.slice(2).join(' ')}\`; ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) of ${int.format(vins.length)} VINs on ${postgres === null ? 'SQLite' : 'PostgreSQL'}${loadSeconds === null ? '' : `, loaded in ${loadSeconds.toFixed(0)} s`}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}. Measured while the machine was shared; to be re-run quiet.`,
+      `Command: \`npm run bench:market -- ${process.argv.slice(2).join(' ')}\`; ${int.format(settings.lots)} synthetic lots (seed ${settings.seed}) of ${int.format(vins.length)} VINs on ${postgres === null ? 'SQLite' : 'PostgreSQL'}${loadSeconds === null ? '' : `, loaded in ${loadSeconds.toFixed(0)} s`}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}; load average ${loadAtStart} at the start, ${os.loadavg().map((load) => load.toFixed(2)).join(', ')} at the end (the benchmark's own server and load generator take about 2).`,
       '',
       `| query | closed load, req/s (${settings.connections} connections) | closed p50 / p99 ms | server CPU ms per request (closed) | at ${settings.rate} req/s: p50 / p99 / max ms | errors |`,
       '|---|---|---|---|---|---|',

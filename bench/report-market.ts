@@ -82,8 +82,6 @@ const body = `
 |---|---|---|---|---|---|---|
 ${row('report page (inject, whole page)', pageSummary)}
 ${row("its market section's queries alone", sectionSummary)}
-
-Measured while the machine was shared with other work; to be re-run quiet.
 `;
 console.log(body);
 if (write) await replaceDocSection('docs/benchmarks.md', 'report-market', '## The report page\'s market section', body);
