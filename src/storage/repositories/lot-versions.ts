@@ -57,7 +57,7 @@ const plainLot = (lot: Incoming): Lot & HashedLot => {
   const copy = {} as Record<string, unknown>;
   for (const field of LOT_FIELDS) copy[field] = lot[field];
   if (lot.contentHash !== undefined) copy.contentHash = lot.contentHash;
-  return copy as Lot as Lot & HashedLot;
+  return copy as Lot;
 };
 
 /** A lot stored before the batch, as the batch goes through its lines. */
