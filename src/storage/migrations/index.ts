@@ -30,6 +30,7 @@ import * as lotSightings from './0024-lot-sightings.ts';
 import * as namedReportSnapshots from './0025-named-report-snapshots.ts';
 import * as marketGroups from './0026-market-groups.ts';
 import * as catalogueModelOrder from './0027-catalogue-model-order.ts';
+import * as lotContentHash from './0029-lot-content-hash.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -71,4 +72,6 @@ export const migrations: Record<string, Migration> = {
   '0026-market-groups': marketGroups,
   // The catalogue read in order by make and model, newest first (issue 24, catalogue throughput).
   '0027-catalogue-model-order': catalogueModelOrder,
+  // Issue 29: the content hash a re-import's probe compares (lots).
+  '0029-lot-content-hash': lotContentHash,
 };
