@@ -111,10 +111,15 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
   raw.pragma('mmap_size = 268435456');
   raw.pragma('cache_size = -65536');
   const searchesFile = options.searchesFile ?? searchesFileOf(options.file);
-  if (searchesFile !== ':memory:') createPrivately(searchesFile);
-  attachSearchesFile(raw, searchesFile);
-  if (searchesFile !== ':memory:') tightenCompanions(searchesFile);
-  checkSearchesFile(raw, searchesFile);
+  try {
+    if (searchesFile !== ':memory:') createPrivately(searchesFile);
+    attachSearchesFile(raw, searchesFile);
+    if (searchesFile !== ':memory:') tightenCompanions(searchesFile);
+    checkSearchesFile(raw, searchesFile);
+  } catch (error) {
+    raw.close();
+    throw error;
+  }
   if (options.backgroundCheckpoint && options.file !== ':memory:') {
     raw.pragma('wal_autocheckpoint = 0');
   }
