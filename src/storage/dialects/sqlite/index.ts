@@ -10,7 +10,7 @@ import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../../sch
 import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesSqlite } from './batch-claims.ts';
-import { insertBatchItemsSqlite } from './batch-items.ts';
+import { storeBatchSqlite } from './batch-items.ts';
 import type { SearchCommit } from '../../search-commit.ts';
 import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotProbe, LotUpdate, MailClaim, QueuedUrl, LotVersionRow, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
@@ -215,8 +215,8 @@ export class SqliteStorageDialect implements StorageDialect {
     return claimBatchesSqlite(kysely, claim);
   }
 
-  insertBatchItems(kysely: Kysely<Database>, batchId: string, inputsJson: string): Promise<void> {
-    return insertBatchItemsSqlite(kysely, batchId, inputsJson);
+  storeBatch(kysely: Kysely<Database>, insertBatch: (kysely: Kysely<Database>) => Promise<void>, batchId: string, inputsJson: string): Promise<void> {
+    return storeBatchSqlite(kysely, insertBatch, batchId, inputsJson);
   }
 }
 
