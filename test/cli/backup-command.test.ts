@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { searchesFileOf } from '../../src/storage/dialects/sqlite/searches-file.ts';
 import { createCustomer } from '../support/fixtures.ts';
 import { startInstance, stopInstance, type Instance } from '../scale-out/instances.ts';
 import { makeDataDir, openCliDatabase, runCli } from './run-cli.ts';
@@ -13,10 +14,11 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) dir.remove();
 });
 
-/** The search records of an account in a database file, read with nothing but SQLite. */
+/** The search records of an account in a database (its main file, its searches file beside it), read with nothing but SQLite. */
 function searchIds(file: string, accountId: string): string[] {
   const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   try {
+    db.prepare('attach database ? as searches').run(searchesFileOf(file));
     return db.prepare('select id from searches where account_id = ? order by id').pluck().all(accountId) as string[];
   } finally {
     db.close();
@@ -57,12 +59,14 @@ describe('vinhistory backup and restore (SQLite)', () => {
     await Promise.all(load);
     expect(backup.stderr).toBe('');
     expect(backup.code).toBe(0);
-    expect(backup.stdout).toMatch(/^backed up .* to .*backup\.sqlite \(\d+ bytes, integrity check ok\)\n$/);
+    expect(backup.stdout).toMatch(/^backed up .* to .*backup\.sqlite \(\d+ bytes, integrity check ok\); its searches file to .*backup-searches\.sqlite \(\d+ bytes, integrity check ok\)\n$/);
     expect(after.length).toBeGreaterThan(before.length);
 
-    const copy = new BetterSqlite3(backupFile, { readonly: true });
-    expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
-    copy.close();
+    for (const copyFile of [backupFile, searchesFileOf(backupFile)]) {
+      const copy = new BetterSqlite3(copyFile, { readonly: true });
+      expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
+      copy.close();
+    }
     const inCopy = searchIds(backupFile, customer.accountId);
     // Every search committed before the backup began is in it, and nothing that was never committed.
     expect(inCopy).toEqual(expect.arrayContaining(before));

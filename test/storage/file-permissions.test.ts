@@ -27,13 +27,20 @@ describe('DATA_DIR and the SQLite files are private to the service user', () => 
     rmSync(base, { recursive: true, force: true });
   });
 
-  test('a new DATA_DIR is 0700; the database, its -wal and -shm are 0600', async () => {
+  test('a new DATA_DIR is 0700; the database and its searches file, their -wal and -shm are 0600', async () => {
     const dataDir = path.join(base, 'data');
     const file = path.join(dataDir, 'vinhistory.sqlite');
     const db = await openDatabase({ kind: 'sqlite', file }, { backgroundCheckpoint: true });
     try {
       await migrateToLatest(db);
-      expect(readdirSync(dataDir).sort()).toEqual(['vinhistory.sqlite', 'vinhistory.sqlite-shm', 'vinhistory.sqlite-wal']);
+      expect(readdirSync(dataDir).sort()).toEqual([
+        'vinhistory-searches.sqlite',
+        'vinhistory-searches.sqlite-shm',
+        'vinhistory-searches.sqlite-wal',
+        'vinhistory.sqlite',
+        'vinhistory.sqlite-shm',
+        'vinhistory.sqlite-wal',
+      ]);
       expect(modeOf(dataDir)).toBe('700');
       for (const name of readdirSync(dataDir)) expect([name, modeOf(path.join(dataDir, name))]).toEqual([name, '600']);
     } finally {

@@ -32,11 +32,21 @@ const TABLES = [
   'market_groups',
 ].sort();
 
-/** The application's tables in this database (the current schema on PostgreSQL), without Kysely's own. */
+/**
+ * The application's tables in this database (the current schema on PostgreSQL; on SQLite the main
+ * file's and the searches file's, which Kysely's introspection does not read), without Kysely's own.
+ */
 async function tables(db: Db): Promise<string[]> {
   const found = await db.kysely.introspection.getTables();
   const current = db.dialect.name === 'postgres' ? await currentSchema(db) : undefined;
-  return found.filter((table) => current === undefined || table.schema === current).map((table) => table.name).sort();
+  const names = found.filter((table) => current === undefined || table.schema === current).map((table) => table.name);
+  if (db.dialect.name === 'sqlite') names.push(...(await searchesFileTables(db)));
+  return names.sort();
+}
+
+async function searchesFileTables(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`select name from searches.sqlite_master where type = 'table'`.execute(db.kysely);
+  return rows.map((row) => row.name);
 }
 
 async function currentSchema(db: Db): Promise<string> {

@@ -263,8 +263,13 @@ export interface StorageDialect extends DirectStatements {
   appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void>;
   // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).
   claimBatches(kysely: Kysely<Database>, claim: BatchClaim): Promise<BatchRow[]>;
-  /** Stores a batch's items (batch-items.ts): `inputsJson` the JSON array of their inputs, in order; item i is its element i. */
-  insertBatchItems(kysely: Kysely<Database>, batchId: string, inputsJson: string): Promise<void>;
+  /**
+   * Stores a batch (`insertBatch` writes its row) and its items (batch-items.ts): `inputsJson` the
+   * JSON array of their inputs, in order; item i is its element i. Neither is seen without the
+   * other; how the writes are cut into transactions is the dialect's (SQLite: the row and the
+   * items are in two files).
+   */
+  storeBatch(kysely: Kysely<Database>, insertBatch: (kysely: Kysely<Database>) => Promise<void>, batchId: string, inputsJson: string): Promise<void>;
 
   // Next: the catalogue and market queries and the lot history (issues that follow) add their
   // dialect-specific statements here, each as a file in both folders, beside these.

@@ -30,6 +30,8 @@ import * as lotSightings from './0024-lot-sightings.ts';
 import * as namedReportSnapshots from './0025-named-report-snapshots.ts';
 import * as marketGroups from './0026-market-groups.ts';
 import * as catalogueModelOrder from './0027-catalogue-model-order.ts';
+// SQLite: the searches' writes in a file of their own (issue 25).
+import * as searchesFile from './0028-searches-file.ts';
 import * as lotContentHash from './0029-lot-content-hash.ts';
 
 /**
@@ -72,6 +74,8 @@ export const migrations: Record<string, Migration> = {
   '0026-market-groups': marketGroups,
   // The catalogue read in order by make and model, newest first (issue 24, catalogue throughput).
   '0027-catalogue-model-order': catalogueModelOrder,
+  // SQLite: the tables a search's commit writes move to the searches file (issue 25); PostgreSQL: nothing.
+  '0028-searches-file': searchesFile,
   // Issue 29: the content hash a re-import's probe compares (lots).
   '0029-lot-content-hash': lotContentHash,
 };

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Db } from '../database.ts';
-import type { BatchRow } from '../schema.ts';
+import type { BatchRow, Database } from '../schema.ts';
 import type { ReportsRepository } from './reports-repository.ts';
 import type { Batch, BatchCounts, BatchItem, BatchItemInput, BatchItemResult } from '../../domain/batch.ts';
 import { encodeCursor, type Page, type PagePosition } from '../../domain/watch.ts';
@@ -42,7 +42,7 @@ export class BatchesRepository {
   ) {}
 
   /**
-   * Stores a batch and its items in one transaction. With an Idempotency-Key the account already
+   * Stores a batch and its items, neither seen without the other (the dialect's storeBatch). With an Idempotency-Key the account already
    * used, nothing is stored and the existing batch is answered, with whether its items were the same.
    */
   async create(batch: NewBatch): Promise<CreateBatchResult> {
@@ -51,8 +51,8 @@ export class BatchesRepository {
       if (existing) return existing.bodyHash === batch.bodyHash ? { kind: 'exists', batch: existing.batch, sameBody: true } : { kind: 'exists', batch: existing.batch, sameBody: false };
     }
     try {
-      await this.db.kysely.transaction().execute(async (trx) => {
-        await trx
+      const insertBatch = async (kysely: Kysely<Database>) => {
+        await kysely
           .insertInto('batches')
           .values({
             id: batch.id,
@@ -69,8 +69,8 @@ export class BatchesRepository {
             lease_until: null,
           })
           .execute();
-        await this.db.dialect.insertBatchItems(trx, batch.id, batch.itemsJson ?? JSON.stringify(batch.items));
-      });
+      };
+      await this.db.dialect.storeBatch(this.db.kysely, insertBatch, batch.id, batch.itemsJson ?? JSON.stringify(batch.items));
     } catch (error) {
       // Two requests with one key at once: the one that lost answers the batch the other stored.
       if (batch.idempotencyKey === null || !this.db.isUniqueViolation(error)) throw error;

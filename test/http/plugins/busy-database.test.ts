@@ -44,9 +44,14 @@ describe('a busy SQLite database', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Runs `during` while a second connection holds the write lock, as an import's batch does. */
+  /**
+   * Runs `during` while a second connection holds the write locks of both files, as a CLI writing
+   * the searches file does (BEGIN IMMEDIATE takes every attached file's lock); an import's batch
+   * holds the main file's alone, which a search's commit does not need (searches-file.ts).
+   */
   async function withWriteLockHeld<T>(during: () => Promise<T>): Promise<T> {
     const importer = new BetterSqlite3(path.join(dir, 'db.sqlite'));
+    importer.prepare('attach database ? as searches').run(path.join(dir, 'db-searches.sqlite'));
     importer.exec('BEGIN IMMEDIATE');
     try {
       return await during();

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { IngestError } from '../../../src/ingest/ingest-error.ts';
 import { storeFileInWorker } from '../../../src/ingest/worker/store-file-in-worker.ts';
 import { slicePolicy } from '../../../src/ingest/worker/write-slices.ts';
@@ -76,7 +77,9 @@ describe("a feed's file stored on threads of its own", () => {
     }
   });
 
-  it("commits a search between two slices of one batch while searches come, and stores every lot once", async () => {
+  // A search's commit writes the searches file alone and does not enter the gate (storage's
+  // searches-file.ts): what slices a batch is the server's other writes to the main file, which do.
+  it("commits the server's writes between two slices of one batch while they come, searches commit meanwhile, and every lot is stored once", async () => {
     const db = await freshDb(dir, 'sliced.sqlite');
     try {
       const file = path.join(dir, 'sliced.ndjson');
@@ -96,15 +99,17 @@ describe("a feed's file stored on threads of its own", () => {
         { file, format: 'ndjson', batchSize: lots.length, source: 'test-feed', writer: db.dialect.bulkWriter()!, photoArchive: false, slices },
         { onStored: (keys) => transactions.push(keys.length) },
       ).finally(() => (pulling = false));
-      // Searches one after the other meanwhile; a search that found some of the batch's lots stored
-      // before its commit and not all of them after it committed between two slices of the batch.
+      // Writes of the server's connection to the main file one after the other meanwhile (each enters
+      // the gate with priority); one that found some of the batch's lots stored before it and not
+      // all of them after it committed between two slices of the batch. A search commits beside each.
       let between = 0;
       while (pulling) {
         const before = await repos.lots.count();
-        const committed = await repos.searchCommit.commit({ principal, accountId: customer.accountId, tokenId: customer.tokenId, vin: randomVin(), now, periodStart: now.toISOString(), quota: 1_000_000, lots: [], idempotencyKey: null });
-        expect(committed.kind).toBe('committed');
+        await sql`update accounts set created_at = created_at where id = ${customer.accountId}`.execute(db.kysely);
         const after = await repos.lots.count();
         if (before > 0 && after < total) between++;
+        const committed = await repos.searchCommit.commit({ principal, accountId: customer.accountId, tokenId: customer.tokenId, vin: randomVin(), now, periodStart: now.toISOString(), quota: 1_000_000, lots: [], idempotencyKey: null });
+        expect(committed.kind).toBe('committed');
       }
       const stored = await pull;
       expect(stored.failure).toBeNull();

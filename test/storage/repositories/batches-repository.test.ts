@@ -40,6 +40,19 @@ describe.each(DIALECTS)('BatchesRepository: storing and claiming batches (%s)', 
     expect(stored.map((item) => [item.index, item.input, item.result, item.report])).toEqual(items.map((input, index) => [index, input, null, null]));
   });
 
+  test('a batch whose row is refused leaves no items behind (SQLite writes them first, in the searches file)', async () => {
+    const refused = new Error('the batch row was refused');
+    await expect(
+      t.db.dialect.storeBatch(
+        t.db.kysely,
+        () => Promise.reject(refused),
+        'bat_refused',
+        JSON.stringify([{ vin: '1HGCM82633A004352' }]),
+      ),
+    ).rejects.toBe(refused);
+    expect(await t.repos.batches.pendingItems('bat_refused', 0, MAX_BATCH_ITEMS)).toEqual([]);
+  });
+
   test('a full batch: a thousand items, none lost or moved; without itemsJson the items are serialised here', async () => {
     const customer = await createCustomer(t.repos);
     const items = Array.from({ length: MAX_BATCH_ITEMS }, (_, i): BatchItemInput => (i % 3 === 0 ? { auction: 'copart', lot_id: i + 1 } : { vin: `VIN${String(i).padStart(14, '0')}` }));

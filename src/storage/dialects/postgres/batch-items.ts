@@ -12,3 +12,11 @@ export async function insertBatchItemsPostgres(kysely: Kysely<Database>, batchId
     insert into batch_items (batch_id, idx, input)
     select ${batchId}, e.n - 1, e.value::text from json_array_elements(${inputsJson}::json) with ordinality as e(value, n)`.execute(kysely);
 }
+
+/** The batch's row and its items in one transaction. */
+export async function storeBatchPostgres(kysely: Kysely<Database>, insertBatch: (kysely: Kysely<Database>) => Promise<void>, batchId: string, inputsJson: string): Promise<void> {
+  await kysely.transaction().execute(async (trx) => {
+    await insertBatch(trx);
+    await insertBatchItemsPostgres(trx, batchId, inputsJson);
+  });
+}

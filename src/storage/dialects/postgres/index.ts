@@ -10,7 +10,7 @@ import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../../sch
 import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesPostgres } from './batch-claims.ts';
-import { insertBatchItemsPostgres } from './batch-items.ts';
+import { storeBatchPostgres } from './batch-items.ts';
 import type { SearchCommit } from '../../search-commit.ts';
 import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, LotVersionRow, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountPostgres } from './account-lock.ts';
@@ -188,8 +188,8 @@ export class PostgresStorageDialect implements StorageDialect {
     return claimBatchesPostgres(kysely, claim);
   }
 
-  insertBatchItems(kysely: Kysely<Database>, batchId: string, inputsJson: string): Promise<void> {
-    return insertBatchItemsPostgres(kysely, batchId, inputsJson);
+  storeBatch(kysely: Kysely<Database>, insertBatch: (kysely: Kysely<Database>) => Promise<void>, batchId: string, inputsJson: string): Promise<void> {
+    return storeBatchPostgres(kysely, insertBatch, batchId, inputsJson);
   }
 }
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { searchesFileOf } from './searches-file.ts';
 
 /**
  * SQLite merges its write-ahead log into the database inside whichever COMMIT crosses the
@@ -17,24 +18,38 @@ import { Worker } from 'node:worker_threads';
  * loop (search-commit.ts). The file is not cut back: the log is written again from its beginning,
  * into blocks the file already has (truncating and growing it again cost the writer up to hundreds
  * of milliseconds on the event loop).
- * With the search commit on a thread of its own, that thread restarts the log itself, between
- * two batches (search-commit-worker.ts).
+ * With the search commit on a thread of its own, that thread restarts the searches file's log
+ * itself, between two batches (search-commit-worker.ts).
+ *
+ * Both files are checkpointed, each on its own (searches-file.ts): the main file's log, which the
+ * lots' imports and pulls and the server's other writes grow, is always restarted here past the
+ * bound (a RESTART holds that file's lock, which a search's commit no longer needs); the searches
+ * file's unless the commit thread restarts it.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 5000');
+const files = [['main', workerData.restartFrames]];
+if (workerData.searchesFile !== null) {
+  db.prepare('attach database ? as searches').run(workerData.searchesFile);
+  files.push(['searches', workerData.searchesRestartFrames]);
+}
 const timer = setInterval(() => {
-  try {
-    const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
-    if (passive && workerData.restartFrames !== null && passive.log >= workerData.restartFrames) db.pragma('wal_checkpoint(RESTART)');
-  } catch (error) { parentPort.postMessage({ error: String(error) }); }
+  for (const [schema, restartFrames] of files) {
+    try {
+      const [passive] = db.pragma(schema + '.wal_checkpoint(PASSIVE)');
+      if (passive && restartFrames !== null && passive.log >= restartFrames) db.pragma(schema + '.wal_checkpoint(RESTART)');
+    } catch (error) { parentPort.postMessage({ error: String(error) }); }
+  }
 }, workerData.intervalMs);
 parentPort.on('message', (message) => {
   if (message !== 'stop') return;
   clearInterval(timer);
-  try { db.pragma('wal_checkpoint(TRUNCATE)'); } catch {}
+  for (const [schema] of files) {
+    try { db.pragma(schema + '.wal_checkpoint(TRUNCATE)'); } catch {}
+  }
   db.close();
   parentPort.postMessage('stopped');
 });
@@ -64,16 +79,23 @@ export const SQLITE_PAGE_BYTES = 4096;
 export const CHECKPOINT_INTERVAL_MS = 100;
 
 /**
- * `restartFrames`: the log's length (frames) past which the checkpointer restarts it; null when
- * another writer does (the search commit thread, search-commit-worker.ts).
+ * `restartFrames`: the main file's log length (frames) past which the checkpointer restarts it;
+ * `searchesRestartFrames` the searches file's, null when another writer restarts it (the search
+ * commit thread, search-commit-worker.ts). `searchesFile`: the file beside `file` unless given;
+ * null for none (a database of one file).
  */
 export function startCheckpointer(
   file: string,
   onError: (message: string) => void,
-  { intervalMs = CHECKPOINT_INTERVAL_MS, restartFrames = WAL_RESTART_BYTES / SQLITE_PAGE_BYTES }: { intervalMs?: number; restartFrames?: number | null } = {},
+  {
+    intervalMs = CHECKPOINT_INTERVAL_MS,
+    restartFrames = WAL_RESTART_BYTES / SQLITE_PAGE_BYTES,
+    searchesRestartFrames = WAL_RESTART_BYTES / SQLITE_PAGE_BYTES,
+    searchesFile = searchesFileOf(file),
+  }: { intervalMs?: number; restartFrames?: number | null; searchesRestartFrames?: number | null; searchesFile?: string | null } = {},
 ): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs, restartFrames } });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs, restartFrames, searchesRestartFrames, searchesFile } });
   worker.unref();
   const stopped = new Promise<void>((resolve) => {
     worker.on('message', (message: unknown) => {

@@ -3,10 +3,13 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import { GatedSqliteDialect, type WriteGate } from './write-gate.ts';
+import { attachSearchesFile, checkSearchesFile, searchesFileOf, TransactionLocks } from './searches-file.ts';
 
 export interface SqliteOptions {
   /** A file path, or ':memory:' for tests. */
   file: string;
+  /** The searches file ATTACHed as `searches` (searches-file.ts); beside `file` unless given. */
+  searchesFile?: string;
   /**
    * Checkpoint the write-ahead log from a worker thread instead of inside commits (the server:
    * see sqlite-checkpointer.ts). Short-lived CLI processes keep SQLite's automatic checkpoints.
@@ -25,13 +28,27 @@ export interface SqliteOptions {
  */
 function withStatementCache(db: BetterSqlite3.Database, limit = 500): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
+  const locks = new TransactionLocks(db);
+  // Every transaction here writes. A deferred BEGIN that reads first cannot upgrade to a write
+  // lock while another process (a CLI import) writes, and fails at once with SQLITE_BUSY; so a
+  // transaction takes the main file's write lock up front and honours busy_timeout instead, and
+  // the searches file's before its first statement there (searches-file.ts: BEGIN IMMEDIATE
+  // would take both files' locks, and a pull's batch would then hold the searches' commits).
+  const begin: SqliteStatement = {
+    reader: false,
+    all: () => [],
+    run: () => {
+      locks.begin();
+      return { changes: 0, lastInsertRowid: 0 };
+    },
+    iterate: () => [][Symbol.iterator](),
+  };
   return {
     close: () => db.close(),
     prepare(sql: string): SqliteStatement {
-      // Every transaction here writes. A deferred BEGIN that reads first cannot upgrade to a write
-      // lock while another process (a CLI import) writes, and fails at once with SQLITE_BUSY;
-      // BEGIN IMMEDIATE takes the write lock up front and so honours busy_timeout instead.
-      if (sql === 'begin') sql = 'begin immediate';
+      if (sql === 'begin') return begin;
+      // Kysely prepares each statement right before running it.
+      locks.before(sql);
       let statement = cache.get(sql);
       if (statement === undefined) {
         statement = db.prepare(sql);
@@ -93,6 +110,16 @@ export function openSqlite(options: SqliteOptions): { dialect: SqliteDialect; ra
   // "Measured choices on the search path").
   raw.pragma('mmap_size = 268435456');
   raw.pragma('cache_size = -65536');
+  const searchesFile = options.searchesFile ?? searchesFileOf(options.file);
+  try {
+    if (searchesFile !== ':memory:') createPrivately(searchesFile);
+    attachSearchesFile(raw, searchesFile);
+    if (searchesFile !== ':memory:') tightenCompanions(searchesFile);
+    checkSearchesFile(raw, searchesFile);
+  } catch (error) {
+    raw.close();
+    throw error;
+  }
   if (options.backgroundCheckpoint && options.file !== ':memory:') {
     raw.pragma('wal_autocheckpoint = 0');
   }

@@ -10,7 +10,7 @@ import type { Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../../sch
 import type { BatchRow } from '../../schema.ts';
 import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesSqlite } from './batch-claims.ts';
-import { insertBatchItemsSqlite } from './batch-items.ts';
+import { storeBatchSqlite } from './batch-items.ts';
 import type { SearchCommit } from '../../search-commit.ts';
 import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotProbe, LotUpdate, MailClaim, QueuedUrl, LotVersionRow, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
@@ -215,8 +215,8 @@ export class SqliteStorageDialect implements StorageDialect {
     return claimBatchesSqlite(kysely, claim);
   }
 
-  insertBatchItems(kysely: Kysely<Database>, batchId: string, inputsJson: string): Promise<void> {
-    return insertBatchItemsSqlite(kysely, batchId, inputsJson);
+  storeBatch(kysely: Kysely<Database>, insertBatch: (kysely: Kysely<Database>) => Promise<void>, batchId: string, inputsJson: string): Promise<void> {
+    return storeBatchSqlite(kysely, insertBatch, batchId, inputsJson);
   }
 }
 
@@ -236,9 +236,10 @@ export function openSqliteStorage(options: OpenSqliteStorageOptions): { kysely: 
     options.searchCommitThread === true && onFile
       ? { file: options.file, lockTimeoutMs: raw.pragma('busy_timeout', { simple: true }) as number, walRestartBytes: WAL_RESTART_BYTES, gate: gate!.buffer }
       : null;
-  // The WAL is restarted by its one writer under load: the commit thread when there is one.
+  // Each WAL is restarted by its writer under load: the searches file's by the commit thread when
+  // there is one; the main file's always by the checkpointer (the search commit does not need its lock).
   const checkpointer = background
-    ? startCheckpointer(options.file, options.onBackgroundError ?? (() => {}), { restartFrames: commitThread ? null : WAL_RESTART_BYTES / SQLITE_PAGE_BYTES })
+    ? startCheckpointer(options.file, options.onBackgroundError ?? (() => {}), { searchesRestartFrames: commitThread ? null : WAL_RESTART_BYTES / SQLITE_PAGE_BYTES })
     : null;
   return { kysely, dialect: new SqliteStorageDialect(kysely, raw, commitThread, checkpointer, gate, options.file) };
 }

@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runDirect } from './direct-statements.ts';
 import { isSqliteBusy } from './connection.ts';
+import { SEARCHES_WRITE_LOCK } from './searches-file.ts';
 import type { CommitResult, SearchToCommit, SearchUnit } from '../../search-commit.ts';
 import type { Step } from '../../prepared-query.ts';
 
@@ -16,10 +17,10 @@ export interface PendingSearch {
   reject: (error: unknown) => void;
 }
 
-/** The write lock was held by another connection when the batch began: nothing ran, try again later. */
+/** The searches file's write lock was held by another connection when the batch began: nothing ran, try again later. */
 export class WriteLockBusy extends Error {
   constructor(cause: unknown) {
-    super('the database write lock is held by another connection', { cause });
+    super('the searches file\'s write lock is held by another connection', { cause });
   }
 }
 
@@ -38,15 +39,23 @@ class UnitFailed {
  * Kysely-built SQL the repositories hold (direct-statements.ts): an async driver hop per statement
  * cost more than the statement.
  *
- * `waitForLock: false` (on the event loop): BEGIN IMMEDIATE is tried with no busy timeout and a
- * held write lock throws WriteLockBusy before anything ran, for the caller to try again on a timer;
- * SQLite's busy handler would otherwise sleep in the thread that serves every request. A thread of
- * its own (search-commit-thread.ts) waits with the connection's busy timeout.
+ * The transaction writes the searches file alone (searches-file.ts) and takes that file's write
+ * lock only: a DEFERRED BEGIN whose first statement takes the lock (SEARCHES_WRITE_LOCK), then the
+ * units, which only read the main file. BEGIN IMMEDIATE would take the main file's lock too, which
+ * a feed's pull holds in slices; a deferred transaction that read the searches file first could
+ * not take its lock while another connection (a CLI) held it, and would fail at once.
+ *
+ * `waitForLock: false` (on the event loop): the lock is tried with no busy timeout and a held lock
+ * throws WriteLockBusy before anything ran, for the caller to try again on a timer; SQLite's busy
+ * handler would otherwise sleep in the thread that serves every request. A thread of its own
+ * (search-commit-thread.ts) waits with the connection's busy timeout.
  */
 export class SqliteSearchBatch {
   private readonly runBatch: (inputs: readonly SearchToCommit[]) => Outcome[];
   /** How long the connection waits for a lock (its busy timeout): the caller's bound for trying again. */
   readonly lockTimeoutMs: number;
+  /** How long the last run took to get the searches file's write lock, ms (the lock statement's time). */
+  lastLockMs = 0;
 
   constructor(
     private readonly raw: BetterSqlite3.Database,
@@ -54,12 +63,17 @@ export class SqliteSearchBatch {
     options: { waitForLock: boolean },
   ) {
     const runUnit = raw.transaction((input: SearchToCommit) => this.runSteps(input));
+    // Prepared at the first batch: the searches file has its tables once the migrations have run.
+    let lock: BetterSqlite3.Statement | null = null;
     let began = false;
     /**
      * Every unit in one transaction: `alone`, each in its own savepoint, a failing one answered
      * with its error; otherwise with nothing around each, a failing one rolling the whole back.
      */
     const runAll = raw.transaction((inputs: readonly SearchToCommit[], alone: boolean) => {
+      const asked = performance.now();
+      (lock ??= raw.prepare(SEARCHES_WRITE_LOCK)).run();
+      this.lastLockMs = performance.now() - asked;
       began = true;
       return inputs.map((input): Outcome => {
         try {
@@ -71,22 +85,21 @@ export class SqliteSearchBatch {
         }
       });
     });
-    const immediate = (inputs: readonly SearchToCommit[]): Outcome[] => {
+    const deferred = (inputs: readonly SearchToCommit[]): Outcome[] => {
       try {
-        return runAll.immediate(inputs, false);
+        return runAll.deferred(inputs, false);
       } catch (failure) {
         if (!(failure instanceof UnitFailed)) throw failure;
         // Rolled back whole: nothing of it was written. One unit alone fails alone as it is.
         if (inputs.length === 1) return [{ ok: false, error: failure.error }];
         began = false;
-        return runAll.immediate(inputs, true);
+        return runAll.deferred(inputs, true);
       }
     };
     this.lockTimeoutMs = Math.trunc(raw.pragma('busy_timeout', { simple: true }) as number);
     if (options.waitForLock) {
-      // BEGIN IMMEDIATE: take the write lock up front, so that the busy timeout applies while a CLI
-      // import holds it (a deferred BEGIN would fail at once with SQLITE_BUSY on its first write).
-      this.runBatch = immediate;
+      // The lock statement first: the busy timeout applies while another connection holds the lock.
+      this.runBatch = deferred;
       return;
     }
     const restore = `pragma busy_timeout = ${this.lockTimeoutMs}`;
@@ -96,7 +109,7 @@ export class SqliteSearchBatch {
       began = false;
       raw.exec('pragma busy_timeout = 0');
       try {
-        return immediate(inputs);
+        return deferred(inputs);
       } catch (error) {
         if (!began && isSqliteBusy(error)) throw new WriteLockBusy(error);
         throw error;

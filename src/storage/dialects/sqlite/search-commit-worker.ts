@@ -9,12 +9,14 @@ import { Kysely } from 'kysely';
 import type { Database } from '../../schema.ts';
 import { SearchUnit } from '../../search-commit.ts';
 import { openSqlite } from './connection.ts';
+import { SEARCHES_SCHEMA, searchesFileOf } from './searches-file.ts';
 import { SqliteSearchBatch } from './search-batch.ts';
 import { WriteGate } from './write-gate.ts';
 import { toWire, type CommitThreadData, type CommitThreadReply, type CommitThreadRequest } from './search-commit-thread.ts';
 
 const { file, lockTimeoutMs, walRestartBytes, gate: gateBuffer } = workerData as CommitThreadData;
-// Searches' commits before a feed's batches: this thread never sleeps in the busy handler for a writer of this process.
+// The batches write the searches file alone and do not enter the gate (a pull holds the main
+// file's lock, never the searches file's); the gate counts their waits for their own lock.
 const gate = gateBuffer ? new WriteGate(gateBuffer) : null;
 const { dialect, raw } = openSqlite({ file, busyTimeoutMs: lockTimeoutMs });
 // Kysely compiles the unit's statements; they run on the driver itself.
@@ -25,8 +27,10 @@ raw.pragma('wal_autocheckpoint = 0');
 // bound (a few frames past it at most, so cutting is cheap): the file's size then says whether the
 // log has grown past the bound again. Without this the file stays at its largest and every batch
 // would restart the log.
-raw.pragma(`journal_size_limit = ${walRestartBytes}`);
-const walFile = `${file}-wal`;
+raw.pragma(`${SEARCHES_SCHEMA}.journal_size_limit = ${walRestartBytes}`);
+// This thread writes the searches file alone: its log is the one it restarts (the checkpointer
+// restarts the main file's, which the pull and the server's other writes grow).
+const walFile = `${searchesFileOf(file)}-wal`;
 
 /**
  * Under steady writes the checkpointer's PASSIVE checkpoints never reach the log's last frame, and
@@ -41,19 +45,15 @@ function restartLongLog(): void {
   } catch {
     return;
   }
-  if (size > walRestartBytes) raw.pragma('wal_checkpoint(RESTART)');
+  if (size > walRestartBytes) raw.pragma(`${SEARCHES_SCHEMA}.wal_checkpoint(RESTART)`);
 }
 const batch = new SqliteSearchBatch(raw, new SearchUnit(kysely), { waitForLock: true });
 
 parentPort!.on('message', (request: CommitThreadRequest) => {
   let reply: CommitThreadReply;
   try {
-    gate?.enterSync(true);
-    try {
-      reply = { id: request.id, outcomes: batch.run(request.inputs).map(toWire) };
-    } finally {
-      gate?.leave();
-    }
+    reply = { id: request.id, outcomes: batch.run(request.inputs).map(toWire) };
+    gate?.countSearchCommitWait(batch.lastLockMs);
   } catch (error) {
     reply = { id: request.id, error: toWire({ ok: false, error }) };
   }

@@ -20,10 +20,14 @@ const LOCK_RETRY_MS = [1, 2, 4, 8, 16, 20];
  * holds Kysely's connection while it runs, so it never lands inside a transaction Kysely has open
  * on the same connection (an import's batch, an account change).
  *
- * The write lock is never waited for on the event loop: another connection may hold it (a CLI
- * import's batch, the checkpointer restarting the WAL), and SQLite's busy handler would sleep in
- * this thread, stalling every request. BEGIN IMMEDIATE is tried with no busy timeout; when the
- * lock is held, the batch waits on a timer and tries again (searches arriving meanwhile join it),
+ * The batch writes the searches file alone (searches-file.ts, search-batch.ts) and takes its lock
+ * only: it does not enter the process's write gate, which orders the main file's writers (a feed's
+ * pull among them), so a pull never makes a search's commit wait.
+ *
+ * The searches file's lock is never waited for on the event loop: another connection may hold it
+ * (a CLI writing the searches file, the checkpointer restarting its WAL), and SQLite's busy handler
+ * would sleep in this thread, stalling every request. The lock is tried with no busy timeout; when
+ * it is held, the batch waits on a timer and tries again (searches arriving meanwhile join it),
  * for as long as the connection's busy timeout allows.
  */
 export class SqliteSearchCommit implements SearchCommit {
@@ -38,7 +42,7 @@ export class SqliteSearchCommit implements SearchCommit {
   constructor(
     kysely: Kysely<Database>,
     raw: BetterSqlite3.Database,
-    /** The process's write gate (write-gate.ts): a feed's batches on another connection wait while a search commits. */
+    /** The process's write gate (write-gate.ts): where the commits' waits for their lock are counted. */
     private readonly gate: WriteGate | null = null,
   ) {
     this.kysely = kysely;
@@ -61,8 +65,6 @@ export class SqliteSearchCommit implements SearchCommit {
     let retryInMs: number | null = null;
     try {
       await this.kysely.connection().execute(async () => {
-        await this.gate?.enter(true);
-        try {
         // Searches that arrived while the connection was busy join this commit.
         batch.push(...this.pending.splice(0));
         while (batch.length > 0) {
@@ -73,9 +75,6 @@ export class SqliteSearchCommit implements SearchCommit {
             // Waited too long: the group has failed; the rest tries on.
           }
           batch = batch.slice(group.length);
-        }
-        } finally {
-          this.gate?.leave();
         }
       });
     } catch (error) {
@@ -103,6 +102,8 @@ export class SqliteSearchCommit implements SearchCommit {
       for (const item of group) item.reject(error);
       return true;
     }
+    // The wait: from the first try that found the lock held, or the lock statement's own time.
+    this.gate?.countSearchCommitWait(this.lockWait === null ? this.batch.lastLockMs : performance.now() - this.lockWait.since);
     this.lockWait = null;
     group.forEach((item, i) => {
       const outcome = outcomes[i]!;
@@ -118,7 +119,7 @@ export class SqliteSearchCommit implements SearchCommit {
    * returned: nothing to retry).
    */
   private nextLockRetry(group: Pending[]): number | null {
-    const now = Date.now();
+    const now = performance.now();
     const wait = (this.lockWait ??= { since: now, tries: 0 });
     if (now - wait.since >= this.batch.lockTimeoutMs) {
       this.lockWait = null;

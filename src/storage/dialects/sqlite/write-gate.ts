@@ -21,8 +21,10 @@ import { SqliteDialect, type DatabaseConnection, type Driver, type QueryResult, 
  * moves: ingest/worker/write-slices.ts), and yields to waiting ones for at most a bound it gives
  * (`enterYielding(maxYieldMs)`): back-to-back priority writers would otherwise keep it out for good.
  *
- * The search commits' waits at the gate are counted here too (`enter(true)`), in shared memory so
- * that the commit thread's count with the event loop's: a figure of the lock, not of the machine.
+ * The gate guards the main file's lock. A search's commit writes only the searches file
+ * (searches-file.ts) and does not enter it: nothing it waits for is held by a pull. Its waits for
+ * the searches file's lock are counted here (`countSearchCommitWait`), in shared memory so that
+ * the commit thread's count with the event loop's: a figure of the lock, not of the machine.
  */
 const HELD = 0;
 const WAITING = 1;
@@ -30,6 +32,11 @@ const WAITING = 1;
 const ENTRIES = 2;
 const INT_CELLS = 4;
 
+/**
+ * A search commit's wait of at most this is none: the lock statement's own time when the lock is
+ * free (a few µs), which a wait counted from the gate's entry never had.
+ */
+const NO_WAIT_MS = 0.05;
 /** Upper bounds (ms) of the buckets of the search commits' waits; the last bucket is above the last bound. */
 const WAIT_BUCKETS_MS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 25] as const;
 const COMMITS = 0;
@@ -148,6 +155,11 @@ export class WriteGate {
       boundsMs: WAIT_BUCKETS_MS,
       buckets: Array.from({ length: WAIT_BUCKETS_MS.length + 1 }, (_, i) => read(BUCKET + i)),
     };
+  }
+
+  /** A search commit's wait for the searches file's write lock, ms (search-commit.ts, search-commit-worker.ts). */
+  countSearchCommitWait(ms: number): void {
+    this.count(ms <= NO_WAIT_MS ? 0 : ms);
   }
 
   private count(ms: number): void {

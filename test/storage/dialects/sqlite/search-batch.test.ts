@@ -28,7 +28,10 @@ describe('SqliteSearchBatch', () => {
 
   beforeEach(() => {
     raw = new BetterSqlite3(':memory:');
-    raw.exec('create table written (name text not null)');
+    // As the product's connections: the searches file attached, the commit's rows written there.
+    raw.exec("attach database ':memory:' as searches");
+    raw.exec('create table searches.usage_counters (account_id text)');
+    raw.exec('create table searches.written (name text not null)');
     runs = [];
   });
   afterEach(() => raw.close());

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { lotJson } from '../../../../src/domain/lot.ts';
 import { migrateToLatest, openDatabase, type Db } from '../../../../src/storage/database.ts';
 import { createRepositories, type Repositories } from '../../../../src/storage/repositories/index.ts';
-import type { SearchToCommit } from '../../../../src/storage/search-commit.ts';
+import type { CommitResult, SearchToCommit } from '../../../../src/storage/search-commit.ts';
 import { SqliteSearchCommitThread } from '../../../../src/storage/dialects/sqlite/search-commit-thread.ts';
 import { createCustomer, makeLot, principalAt, type Customer } from '../../../support/fixtures.ts';
 import { randomVin } from '../../repositories/helpers.ts';
@@ -15,9 +15,11 @@ const LOCK_TIMEOUT_MS = 400;
 
 /**
  * The SQLite search commit, on the event loop (CLI, tests) or on a thread of its own (the server),
- * never waits for the write lock on the event loop: while another connection (a CLI import, the
- * checkpointer restarting the WAL) holds it, timers and reads go on, and the searches commit once
- * it is free, or fail with SQLITE_BUSY past the lock timeout.
+ * writes the searches file alone (searches-file.ts): it never waits for the main file's write lock
+ * (a feed's pull, an import), and never waits for the searches file's on the event loop: while
+ * another connection (a CLI writing that file, the checkpointer restarting its WAL) holds it,
+ * timers and reads go on, and the searches commit once it is free, or fail with SQLITE_BUSY past
+ * the lock timeout.
  */
 describe.each([
   { where: 'on the event loop', searchCommitThread: false },
@@ -26,7 +28,10 @@ describe.each([
   let dir: string;
   let db: Db;
   let repos: Repositories;
+  /** Another connection with both files, as the product opens them. */
   let other: BetterSqlite3.Database;
+  /** Another connection with the main file alone: BEGIN IMMEDIATE on it takes the main file's lock only. */
+  let mainOnly: BetterSqlite3.Database;
   let customer: Customer;
 
   beforeAll(async () => {
@@ -37,9 +42,12 @@ describe.each([
     repos = createRepositories(db);
     customer = await createCustomer(repos);
     other = new BetterSqlite3(file);
+    other.prepare('attach database ? as searches').run(path.join(dir, 'db-searches.sqlite'));
+    mainOnly = new BetterSqlite3(file);
   });
   afterAll(async () => {
     other?.close();
+    mainOnly?.close();
     await db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -60,8 +68,48 @@ describe.each([
     };
   }
 
-  test('waits on timers while the lock is held, reads go on, and the searches commit once it is free', async () => {
+  test('commits while another connection holds the main file\'s write lock: no wait, no SQLITE_BUSY', async () => {
     const inputs = await Promise.all([search(), search(), search()]);
+    // The thread started and its connection opened first (its start is not what is timed).
+    expect((await repos.searchCommit.commit(await search())).kind).toBe('committed');
+    const waitsBefore = db.dialect.searchCommitWaits()!;
+    mainOnly.exec('begin immediate');
+    let results: CommitResult[];
+    try {
+      const started = performance.now();
+      results = await Promise.all(inputs.map((input) => repos.searchCommit.commit(input)));
+      // Well within the lock timeout: the commits did not wait for the lock and give up.
+      expect(performance.now() - started).toBeLessThan(LOCK_TIMEOUT_MS);
+      // Answered while the main file's lock was still held.
+      expect(mainOnly.inTransaction).toBe(true);
+    } finally {
+      mainOnly.exec('rollback');
+    }
+    for (const result of results) {
+      if (result.kind !== 'committed') throw new Error(result.kind);
+      expect(other.prepare('select vin from searches.searches where id = ?').pluck().get(result.search.searchId)).toBe(result.search.vin);
+    }
+    const waits = db.dialect.searchCommitWaits()!;
+    expect(waits.commits).toBeGreaterThan(waitsBefore.commits);
+    // None waited for a lock: nothing held the searches file.
+    expect(waits.totalMs - waitsBefore.totalMs).toBeLessThan(LOCK_TIMEOUT_MS / 4);
+  });
+
+  test('a deferred search commit whose file another connection is writing waits for it and commits, never failing at once', async () => {
+    const inputs = await Promise.all([search(), search()]);
+    // A CLI's transaction on the searches file that has read it first, then writes.
+    other.exec('begin');
+    other.prepare('select count(*) from searches.searches').get();
+    other.prepare('delete from searches.idempotency_keys where account_id = ?').run('acct_nobody');
+    const commits = inputs.map((input) => repos.searchCommit.commit(input));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    other.exec('commit');
+    for (const result of await Promise.all(commits)) expect(result.kind).toBe('committed');
+  });
+
+  test('waits on timers while the searches file\'s lock is held, reads go on, and the searches commit once it is free', async () => {
+    const inputs = await Promise.all([search(), search(), search()]);
+    // BEGIN IMMEDIATE takes every attached file's lock: the searches file's too.
     other.exec('begin immediate');
     let released = false;
     const commits = inputs.map((input) => repos.searchCommit.commit(input).then((result) => ({ result, afterRelease: released })));
@@ -145,7 +193,9 @@ describe('the SQLite search commit thread and its WAL', () => {
       const walRestartBytes = 256 * 1024;
       // What the migrations and the set-up wrote is the WAL's start, not the commits' (it grows with
       // every migration): it is checkpointed away, so that the bound measured is the commits' alone.
+      const searchesFile = path.join(dir, 'db-searches.sqlite');
       const setup = new BetterSqlite3(file);
+      setup.prepare('attach database ? as searches').run(searchesFile);
       setup.pragma('wal_checkpoint(TRUNCATE)');
       setup.close();
       const thread = new SqliteSearchCommitThread({ file, lockTimeoutMs: 5000, walRestartBytes });
@@ -159,7 +209,8 @@ describe('the SQLite search commit thread and its WAL', () => {
             }),
           );
           expect(results.every((result) => result.kind === 'committed')).toBe(true);
-          largest = Math.max(largest, statSync(`${file}-wal`).size);
+          // The commits write the searches file alone: its log is the one the thread restarts.
+          largest = Math.max(largest, statSync(`${searchesFile}-wal`).size);
         }
       } finally {
         await thread.close();
