@@ -136,13 +136,20 @@ function threadCpu(): { stop: () => string } | null {
         read().forEach((value, tid) => last.set(tid, value));
         const parts: string[] = [];
         let others = 0;
+        // The threads that were there before the pull, by id (V8's platform threads for every
+        // isolate's GC, libuv's pool, SQLite's checkpointing thread...), each as it is scheduled.
+        const busy: string[] = [];
         for (const [tid, now] of last) {
           const used = now.seconds - (before.get(tid)?.seconds ?? 0);
+          const priority = now.policy === 'idle' ? 'SCHED_IDLE' : `nice ${now.nice}`;
           if (tid === process.pid) parts.unshift(`loop ${used.toFixed(1)}`);
-          else if (!before.has(tid) && used >= 0.05) parts.push(`new thread ${used.toFixed(1)} (${now.policy === 'idle' ? 'SCHED_IDLE' : `nice ${now.nice}`})`);
-          else others += used;
+          else if (!before.has(tid) && used >= 0.05) parts.push(`new thread ${used.toFixed(1)} (${priority})`);
+          else {
+            others += used;
+            if (used >= 0.1) busy.push(`${tid - process.pid}: ${used.toFixed(1)} (${priority})`);
+          }
         }
-        return `${parts.join(', ')}, other threads ${others.toFixed(1)} CPU s`;
+        return `${parts.join(', ')}, other threads ${others.toFixed(1)} CPU s (by thread id after the process's: ${busy.join(', ') || 'none over 0.1'})`;
       },
     };
   } catch {
