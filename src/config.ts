@@ -141,7 +141,8 @@ const EnvSchema = Type.Object({
   FEEDS_MAX_MB: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2048' }),
   /**
    * The OS priority of a pull's reading and storing threads on Linux: `idle` (SCHED_IDLE through
-   * chrt, niceness 19 where there is no chrt), or a niceness from 0 (as the server) to 19.
+   * chrt; niceness 19 where there is no chrt, and for the storing thread, which holds SQLite's
+   * write lock: src/ingest/worker/store-file-in-worker.ts), or a niceness from 0 (as the server) to 19.
    */
   FEEDS_THREAD_PRIORITY: Type.Optional(Type.String({ pattern: '^(?:idle|[0-9]|1[0-9])$' })),
   /** Before FEEDS_THREAD_PRIORITY: a niceness (0-19), still honoured where FEEDS_THREAD_PRIORITY is not set. */

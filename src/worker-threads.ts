@@ -42,6 +42,11 @@ export function withThreadPriority<T>(priority: ThreadPriority, run: () => T): T
   return threadPriority.run(priority, run);
 }
 
+/** The priority that workers started here take: withThreadPriority's, or as the caller's thread. */
+export function currentThreadPriority(): ThreadPriority {
+  return threadPriority.getStore() ?? NORMAL_PRIORITY;
+}
+
 /**
  * The code a worker runs first to lower its own priority, as a JavaScript expression (a promise).
  * Linux's setpriority() and sched_setscheduler() on a thread id apply to that thread alone;
@@ -70,7 +75,7 @@ export function lowerOwnPriorityCode(priority: ThreadPriority): string {
 export function startModuleWorker(callerUrl: string, name: string, options: Omit<WorkerOptions, 'eval'> = {}): Worker {
   const fromSources = callerUrl.endsWith('.ts');
   const file = new URL(`./${name}${fromSources ? '.ts' : '.js'}`, callerUrl).href;
-  const first = lowerOwnPriorityCode(threadPriority.getStore() ?? NORMAL_PRIORITY);
+  const first = lowerOwnPriorityCode(currentThreadPriority());
   const bootstrap = fromSources
     ? `${first}.then(() => import(${JSON.stringify(tsxApi())}))
   .then(({ register }) => { register(); return import(${JSON.stringify(file)}); });`

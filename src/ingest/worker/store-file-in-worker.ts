@@ -1,6 +1,6 @@
 import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { BulkWriter } from '../../storage/database.ts';
-import { startModuleWorker } from '../../worker-threads.ts';
+import { currentThreadPriority, startModuleWorker, withThreadPriority } from '../../worker-threads.ts';
 import type { CsvMapping } from '../formats/csv-mapping.ts';
 import type { ImportSummary } from '../import-summary.ts';
 import { IngestError } from '../ingest-error.ts';
@@ -54,10 +54,18 @@ export async function storeFileInWorker(
     } satisfies ReadFileJob,
     transferList: [channel.port1],
   });
-  const writer = startModuleWorker(import.meta.url, 'store-chunks-worker', {
-    workerData: { writer: job.writer, photoArchive: job.photoArchive, batchSize: job.batchSize, slices: job.slices ?? slicePolicy(0), source: job.source, keys: options.onStored !== undefined, port: channel.port2 } satisfies StoreJob,
-    transferList: [channel.port2],
-  });
+  // The storing thread holds SQLite's write lock, which the searches' commits wait for: under
+  // SCHED_IDLE a slice preempted on a busy machine holds them for as long as other work keeps the
+  // cores (the gate has no priority inheritance), where at its niceness it still gets a share. So
+  // it keeps the niceness only; the reading thread, which holds nothing, idles (measured:
+  // docs/decisions.md, issue 25).
+  const holding = currentThreadPriority();
+  const writer = withThreadPriority({ idle: false, niceness: holding.niceness }, () =>
+    startModuleWorker(import.meta.url, 'store-chunks-worker', {
+      workerData: { writer: job.writer, photoArchive: job.photoArchive, batchSize: job.batchSize, slices: job.slices ?? slicePolicy(0), source: job.source, keys: options.onStored !== undefined, port: channel.port2 } satisfies StoreJob,
+      transferList: [channel.port2],
+    }),
+  );
   const stop = () => writer.postMessage({ type: 'stop' } satisfies StoreControl);
   options.signal?.addEventListener('abort', stop, { once: true });
   try {
