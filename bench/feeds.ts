@@ -7,7 +7,7 @@
  * Runs alternate (import, feed, import, feed) so that a busy machine weighs on both alike.
  * --isolate parts what a pull does to the searches into its write lock and its CPU: beside each
  * pull on the searches' database, the same pull into another database and threads spinning at the
- * pull's niceness. --rate adds the same phases with searches started on a fixed schedule.
+ * pull's priority (FEEDS_THREAD_PRIORITY). --rate adds the same phases with searches started on a fixed schedule.
  * See docs/benchmarks.md.
  */
 import { createReadStream, readdirSync, readFileSync } from 'node:fs';
@@ -28,6 +28,7 @@ import { BULK_LOAD_BATCH_SIZE } from '../src/ingest/import-lots.ts';
 import { MemoryRateLimiter } from '../src/limits/rate/memory-rate-limiter.ts';
 import { migrateToLatest, openDatabase, WriteGate, type Db } from '../src/storage/database.ts';
 import { createRepositories } from '../src/storage/repositories/index.ts';
+import { CHRT, lowerOwnPriorityCode, type ThreadPriority } from '../src/worker-threads.ts';
 import { createUnboundedCustomer } from './support/bench-data.ts';
 import { COPART_HEADER, copartRow, quote, writeLines } from './support/bench-files.ts';
 import { summariseLatencies } from './support/latencies.ts';
@@ -41,7 +42,7 @@ const USAGE = `usage: npm run bench:feeds -- [options]
   --rate N,...  after the closed loop, the same phases with searches started N a second on a fixed
                 schedule (open loop: each latency from its due time), e.g. --rate 200,1000
   --isolate     two more phases beside each pull's: the same pull into another database (no write
-                lock in common, the same CPU work) and threads at the pull's niceness spinning for
+                lock in common, the same CPU work) and threads at the pull's priority spinning for
                 as long as the pull took (its CPU demand alone)
   --spin-threads N  spinning threads of --isolate (default 1: the pull's threads take about a core)
 `;
@@ -51,23 +52,31 @@ const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
 let feedBatch = 250;
 
-/** A thread that lowers its own priority (Linux: nice is per thread) and spins until told to stop. */
-const SPIN = `
+/** A thread that lowers its own priority as the pull's threads do (per thread on Linux) and spins until told to stop. */
+const spinCode = (priority: ThreadPriority) => `
 const { parentPort, workerData } = require('node:worker_threads');
-try { require('node:os').setPriority(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()), workerData.nice); } catch {}
-const stop = new Int32Array(workerData.stop);
-parentPort.postMessage('spinning');
-let x = 0;
-while (Atomics.load(stop, 0) === 0) for (let i = 0; i < 100000; i++) x = (x * 31 + i) | 0;
+${lowerOwnPriorityCode(priority)}.then(() => {
+  const stop = new Int32Array(workerData.stop);
+  parentPort.postMessage('spinning');
+  let x = 0;
+  while (Atomics.load(stop, 0) === 0) for (let i = 0; i < 100000; i++) x = (x * 31 + i) | 0;
+});
 `;
+
+/** The pull's threads' priority from the environment (FEEDS_THREAD_PRIORITY, or FEEDS_THREAD_NICE as before it), to compare them. */
+function priorityEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['FEEDS_THREAD_PRIORITY', 'FEEDS_THREAD_NICE'] as const) if (process.env[name] !== undefined) env[name] = process.env[name];
+  return env;
+}
+
+const describePriority = (priority: ThreadPriority) => (priority.idle ? (CHRT ? 'SCHED_IDLE' : `nice ${priority.niceness} (no chrt)`) : `nice ${priority.niceness}`);
 
 async function fresh(dir: string, name: string): Promise<{ db: Db; services: Container; close: () => Promise<void> }> {
   const dataDir = path.join(dir, name);
-  // FEEDS_THREAD_NICE from the environment, to compare the pull's threads at 19 (the default) and 0.
-  const niceness = process.env.FEEDS_THREAD_NICE === undefined ? {} : { FEEDS_THREAD_NICE: process.env.FEEDS_THREAD_NICE };
   // FEEDS_SLICE_MS likewise: 0 writes whole batches while searches commit (the behaviour before slices).
   const slices = process.env.FEEDS_SLICE_MS === undefined ? {} : { FEEDS_SLICE_MS: process.env.FEEDS_SLICE_MS };
-  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true', ...niceness, ...slices });
+  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true', ...priorityEnv(), ...slices });
   const db = await openDatabase(config.database, { backgroundCheckpoint: true });
   await migrateToLatest(db);
   const rateLimiter = new MemoryRateLimiter();
@@ -105,12 +114,12 @@ function cpuSeconds(): { loop: number; process: number } | null {
  */
 function threadCpu(): { stop: () => string } | null {
   const read = () => {
-    const threads = new Map<number, { seconds: number; nice: number }>();
+    const threads = new Map<number, { seconds: number; nice: number; policy: string }>();
     for (const tid of readdirSync('/proc/self/task')) {
       try {
         const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        threads.set(Number(tid), { seconds: (Number(fields[11]) + Number(fields[12])) / 100, nice: Number(fields[16]) });
+        threads.set(Number(tid), { seconds: (Number(fields[11]) + Number(fields[12])) / 100, nice: Number(fields[16]), policy: policyOf(tid) });
       } catch {
         // The thread ended between the listing and the read.
       }
@@ -127,17 +136,33 @@ function threadCpu(): { stop: () => string } | null {
         read().forEach((value, tid) => last.set(tid, value));
         const parts: string[] = [];
         let others = 0;
+        // The threads that were there before the pull, by id (V8's platform threads for every
+        // isolate's GC, libuv's pool, SQLite's checkpointing thread...), each as it is scheduled.
+        const busy: string[] = [];
         for (const [tid, now] of last) {
           const used = now.seconds - (before.get(tid)?.seconds ?? 0);
+          const priority = now.policy === 'idle' ? 'SCHED_IDLE' : `nice ${now.nice}`;
           if (tid === process.pid) parts.unshift(`loop ${used.toFixed(1)}`);
-          else if (!before.has(tid) && used >= 0.05) parts.push(`new thread ${used.toFixed(1)} (nice ${now.nice})`);
-          else others += used;
+          else if (!before.has(tid) && used >= 0.05) parts.push(`new thread ${used.toFixed(1)} (${priority})`);
+          else {
+            others += used;
+            if (used >= 0.1) busy.push(`${tid - process.pid}: ${used.toFixed(1)} (${priority})`);
+          }
         }
-        return `${parts.join(', ')}, other threads ${others.toFixed(1)} CPU s`;
+        return `${parts.join(', ')}, other threads ${others.toFixed(1)} CPU s (by thread id after the process's: ${busy.join(', ') || 'none over 0.1'})`;
       },
     };
   } catch {
     return null;
+  }
+}
+
+/** A thread's scheduling policy (its sched file, where the kernel has one): 'idle' for SCHED_IDLE. */
+function policyOf(tid: string): string {
+  try {
+    return /^policy\s*:\s*5$/m.test(readFileSync(`/proc/self/task/${tid}/sched`, 'utf8')) ? 'idle' : 'other';
+  } catch {
+    return 'unknown';
   }
 }
 
@@ -209,8 +234,8 @@ async function main(): Promise<void> {
   if (rates.some((rate) => !(rate > 0))) throw new Error(`--rate takes searches a second, e.g. 200,1000: ${values.rate}`);
   const isolate = values.isolate === true;
   const spinThreads = Number(values['spin-threads']);
-  // The pull's threads' niceness, which the spinning threads take too.
-  const spinNice = Number(process.env.FEEDS_THREAD_NICE ?? 19);
+  // The pull's threads' priority, which the spinning threads take too.
+  const pullPriority = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', ...priorityEnv() }).feeds.threadPriority;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-bench-feeds-'));
   const file = path.join(dir, 'salesdata.csv');
   const vins: string[] = [];
@@ -391,12 +416,12 @@ async function main(): Promise<void> {
     // Threads at the pull's niceness spinning for `seconds`: the pull's CPU demand without its lock.
     const spinPhase = async (rate: number | null, seconds: number): Promise<Phase> => {
       const stop = new Int32Array(new SharedArrayBuffer(4));
-      const spinners = Array.from({ length: spinThreads }, () => new Worker(SPIN, { eval: true, workerData: { stop: stop.buffer, nice: spinNice } }));
+      const spinners = Array.from({ length: spinThreads }, () => new Worker(spinCode(pullPriority), { eval: true, workerData: { stop: stop.buffer } }));
       await Promise.all(spinners.map((worker) => new Promise((ready) => worker.once('message', ready))));
       const result = await searchUntil(rate, forSeconds(seconds));
       Atomics.store(stop, 0, 1);
       await Promise.all(spinners.map((worker) => worker.terminate()));
-      return { ...result, waits: 'no writer', what: `beside ${spinThreads} spinning thread(s) at nice ${spinNice} (${seconds.toFixed(1)} s)` };
+      return { ...result, waits: 'no writer', what: `beside ${spinThreads} spinning thread(s) at ${describePriority(pullPriority)} (${seconds.toFixed(1)} s)` };
     };
 
     for (let i = 0; i < 200; i++) await searchOnce();
@@ -434,6 +459,7 @@ async function main(): Promise<void> {
       `file: ${int.format(count)} lots, Copart CSV, ${int.format(bytes / 2 ** 20)} MiB, served from 127.0.0.1`,
       `vinhistory import (worker, batch ${BULK_LOAD_BATCH_SIZE}): ${importRates.map((r) => int.format(r)).join(', ')} lots/s`,
       `feed pull (download, checks, import; batch ${feedBatch}): ${feedRates.map((r) => int.format(r)).join(', ')} lots/s`,
+      `the pull's threads: ${describePriority(pullPriority)}; FEEDS_SLICE_MS ${process.env.FEEDS_SLICE_MS ?? 'default'}`,
       `feed / import (best of each): ${(best(feedRates) / best(importRates)).toFixed(2)} (target >= 0.8)`,
       `event loop thread's CPU during each pull (download, checks, import; the whole process's beside it): ${loopShares.join('; ') || 'not measured (no /proc)'}`,
       `threads' CPU during each pull with no search: ${threadShares.join('; ') || 'not measured (no /proc)'}`,

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { ThreadPriority } from './worker-threads.ts';
 
 /**
  * The only reader of process.env. Everything configurable is parsed and checked here once, at
@@ -138,8 +139,14 @@ const EnvSchema = Type.Object({
   FEEDS_POLL_MS: Type.String({ pattern: '^[1-9][0-9]{2,7}$', default: '15000' }),
   /** The largest feed download, uncompressed, in MiB. */
   FEEDS_MAX_MB: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2048' }),
-  /** The OS niceness (0-19) of a pull's reading and storing threads on Linux: 19 leaves the cores to the searches whenever they want them. */
-  FEEDS_THREAD_NICE: Type.String({ pattern: '^(?:[0-9]|1[0-9])$', default: '19' }),
+  /**
+   * The OS priority of a pull's reading and storing threads on Linux: `idle` (SCHED_IDLE through
+   * chrt; niceness 19 where there is no chrt, and for the storing thread, which holds SQLite's
+   * write lock: src/ingest/worker/store-file-in-worker.ts), or a niceness from 0 (as the server) to 19.
+   */
+  FEEDS_THREAD_PRIORITY: Type.Optional(Type.String({ pattern: '^(?:idle|[0-9]|1[0-9])$' })),
+  /** Before FEEDS_THREAD_PRIORITY: a niceness (0-19), still honoured where FEEDS_THREAD_PRIORITY is not set. */
+  FEEDS_THREAD_NICE: Type.Optional(Type.String({ pattern: '^(?:[0-9]|1[0-9])$' })),
   /** SQLite: while searches commit, a pull's batch is written in transactions of about this much write-lock time, ms (0: whole batches). */
   FEEDS_SLICE_MS: Type.String({ pattern: '^(?:0|[0-9]{1,3}(?:\\.[0-9]{1,3})?)$', default: '0.5' }),
   // --- end feeds ---
@@ -238,7 +245,7 @@ export interface Config {
    * header's `env:NAME` is read from when a pull runs (read then, so that a value set after start
    * or rotated is the one sent; never stored).
    */
-  readonly feeds: { readonly workerInServe: boolean; readonly leaseMs: number; readonly pollMs: number; readonly maxBytes: number; readonly threadNiceness: number; readonly sliceMs: number; readonly environment: (name: string) => string | undefined };
+  readonly feeds: { readonly workerInServe: boolean; readonly leaseMs: number; readonly pollMs: number; readonly maxBytes: number; readonly threadPriority: ThreadPriority; readonly sliceMs: number; readonly environment: (name: string) => string | undefined };
 }
 
 export class ConfigError extends Error {
@@ -280,6 +287,7 @@ const HINTS: Record<string, string> = {
   FEEDS_LEASE_MS: 'a whole number of milliseconds from 1000 to 99999999, e.g. 60000',
   FEEDS_POLL_MS: 'a whole number of milliseconds from 100 to 99999999, e.g. 15000',
   FEEDS_MAX_MB: 'a whole number of MiB from 1 to 999999, e.g. 2048',
+  FEEDS_THREAD_PRIORITY: 'idle (SCHED_IDLE), or a whole number from 0 (as the server) to 19 (lowest priority)',
   FEEDS_THREAD_NICE: 'a whole number from 0 (as the server) to 19 (lowest priority), e.g. 19',
   FEEDS_SLICE_MS: 'milliseconds, 0 (whole batches) or a number such as 0.5',
   WEBHOOK_LEASE_MS: `a whole number of milliseconds from ${MIN_WEBHOOK_LEASE_MS} to 9999999, e.g. 60000`,
@@ -408,11 +416,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       leaseMs: Number(env.FEEDS_LEASE_MS),
       pollMs: Number(env.FEEDS_POLL_MS),
       maxBytes: Number(env.FEEDS_MAX_MB) * 1024 * 1024,
-      threadNiceness: Number(env.FEEDS_THREAD_NICE),
+      threadPriority: feedThreadPriority(env.FEEDS_THREAD_PRIORITY ?? env.FEEDS_THREAD_NICE ?? 'idle'),
       sliceMs: Number(env.FEEDS_SLICE_MS),
       environment: (name: string) => source[name],
     }),
   });
+}
+
+/** `idle`: SCHED_IDLE, with niceness 19 where it cannot be had; a number: that niceness alone. */
+function feedThreadPriority(value: string): ThreadPriority {
+  return Object.freeze(value === 'idle' ? { idle: true, niceness: 19 } : { idle: false, niceness: Number(value) });
 }
 
 function mediaStoreConfig(env: Env, dataDir: string): MediaStoreConfig | null {

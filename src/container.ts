@@ -322,7 +322,7 @@ export function createContainer(options: ContainerOptions): Container {
       environment: config.feeds.environment,
       dir: path.join(config.dataDir, 'feeds'),
       maxBytes: config.feeds.maxBytes,
-      threadNiceness: config.feeds.threadNiceness,
+      threadPriority: config.feeds.threadPriority,
       tuning: { ...DEFAULT_FEED_TUNING, ...overrides.feedTuning },
       now,
       log: log.child({ component: 'feeds' }),

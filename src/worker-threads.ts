@@ -1,28 +1,68 @@
+import { accessSync, constants } from 'node:fs';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /**
- * The OS scheduling niceness (0-19) that threads started within `run` give themselves. A feed's pull
- * starts its reading and storing threads inside it (src/feeds/feed-puller.ts), so that the code
- * starting them (the ingest pipeline) needs no option for it: the kernel then runs the searches'
- * threads first whenever they want a core, and the pull still takes every core they leave idle.
+ * The OS priority that threads started within `withThreadPriority` give themselves, first thing.
+ * `idle`: Linux's SCHED_IDLE (through util-linux's `chrt`), on top of `niceness`, which is what
+ * the thread keeps where there is no chrt or the kernel refuses. A niceness alone (0-19) is a
+ * smaller weight in the kernel's share; SCHED_IDLE also makes a waking search take the core from
+ * the thread at once and lets the kernel count a core running only such threads as free when it
+ * places the search (docs/decisions.md, "Feeds the service pulls itself").
  */
-const threadNiceness = new AsyncLocalStorage<number>();
+export type ThreadPriority = { readonly idle: boolean; readonly niceness: number };
 
-export function withThreadNiceness<T>(niceness: number, run: () => T): T {
-  return threadNiceness.run(niceness, run);
+/** As the thread that starts the worker: no change. */
+export const NORMAL_PRIORITY: ThreadPriority = Object.freeze({ idle: false, niceness: 0 });
+
+/** util-linux's `chrt` where there is one (Debian and its images; not Alpine's busybox, nor macOS). */
+export const CHRT = process.platform === 'linux' ? (['/usr/bin/chrt', '/bin/chrt'].find((file) => executable(file)) ?? null) : null;
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
- * Lowers the calling thread's own priority, first thing in a worker. Linux's setpriority() on a
- * thread id applies to that thread alone (nice is per thread there); `/proc/thread-self` names it.
- * Elsewhere there is no per-thread niceness through Node, and the thread runs as it is.
+ * A feed's pull starts its reading and storing threads inside it (src/feeds/feed-puller.ts), so
+ * that the code starting them (the ingest pipeline) needs no option for it: the kernel then runs
+ * the searches' threads first whenever they want a core, and the pull still takes every core they
+ * leave idle. Threads such a thread starts (tsx's loader thread, from the sources) inherit it: on
+ * Linux a new thread takes its creator's policy and niceness.
  */
-const lowerOwnPriority = (niceness: number) => `(process.platform === 'linux' ? Promise.all([import('node:fs'), import('node:os')]).then(([fs, os]) => {
-  try { os.setPriority(Number(fs.readlinkSync('/proc/thread-self').split('/').pop()), ${niceness}); } catch {}
-}) : Promise.resolve())`;
+const threadPriority = new AsyncLocalStorage<ThreadPriority>();
+
+export function withThreadPriority<T>(priority: ThreadPriority, run: () => T): T {
+  return threadPriority.run(priority, run);
+}
+
+/** The priority that workers started here take: withThreadPriority's, or as the caller's thread. */
+export function currentThreadPriority(): ThreadPriority {
+  return threadPriority.getStore() ?? NORMAL_PRIORITY;
+}
+
+/**
+ * The code a worker runs first to lower its own priority, as a JavaScript expression (a promise).
+ * Linux's setpriority() and sched_setscheduler() on a thread id apply to that thread alone;
+ * `/proc/thread-self` names it. The niceness is set first so that it holds wherever chrt fails; a
+ * thread under SCHED_IDLE ignores it. Elsewhere there is no per-thread priority through Node, and
+ * the thread runs as it is. Exported for benchmarks that start bare workers (bench/feeds.ts).
+ */
+export function lowerOwnPriorityCode(priority: ThreadPriority): string {
+  if (process.platform !== 'linux' || (!priority.idle && priority.niceness <= 0)) return 'Promise.resolve()';
+  const chrt = priority.idle ? CHRT : null;
+  return `Promise.all([import('node:fs'), import('node:os'), import('node:child_process')]).then(([fs, os, cp]) => {
+  const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+  try { os.setPriority(tid, ${priority.niceness}); } catch {}
+  ${chrt === null ? '' : `try { cp.execFileSync(${JSON.stringify(chrt)}, ['--idle', '--pid', '0', String(tid)], { stdio: 'ignore' }); } catch {}`}
+})`;
+}
 
 /**
  * Starts a worker thread on a module beside the caller's (`name` without extension). The code runs
@@ -35,8 +75,7 @@ const lowerOwnPriority = (niceness: number) => `(process.platform === 'linux' ? 
 export function startModuleWorker(callerUrl: string, name: string, options: Omit<WorkerOptions, 'eval'> = {}): Worker {
   const fromSources = callerUrl.endsWith('.ts');
   const file = new URL(`./${name}${fromSources ? '.ts' : '.js'}`, callerUrl).href;
-  const niceness = threadNiceness.getStore() ?? 0;
-  const first = niceness > 0 ? lowerOwnPriority(niceness) : 'Promise.resolve()';
+  const first = lowerOwnPriorityCode(currentThreadPriority());
   const bootstrap = fromSources
     ? `${first}.then(() => import(${JSON.stringify(tsxApi())}))
   .then(({ register }) => { register(); return import(${JSON.stringify(file)}); });`

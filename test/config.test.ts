@@ -208,4 +208,13 @@ describe('loadConfig', () => {
     for (const share of ['0', '0.0', '1.5', '2', 'half', '0.001']) expect(problemsOf({ MEDIA_IMAGE_SHARE: share })[0]).toMatch(/^MEDIA_IMAGE_SHARE=.*a fraction from 0.01 to 1/);
     expect(problemsOf({ S3_PREFIX: '/abs' })[0]).toMatch(/^S3_PREFIX=/);
   });
+
+  test("a feed pull's thread priority: idle by default; a niceness from FEEDS_THREAD_PRIORITY, or from FEEDS_THREAD_NICE where it is not set", () => {
+    expect(loadConfig({}).feeds.threadPriority).toEqual({ idle: true, niceness: 19 });
+    expect(loadConfig({ FEEDS_THREAD_PRIORITY: 'idle', FEEDS_THREAD_NICE: '5' }).feeds.threadPriority).toEqual({ idle: true, niceness: 19 });
+    expect(loadConfig({ FEEDS_THREAD_PRIORITY: '19' }).feeds.threadPriority).toEqual({ idle: false, niceness: 19 });
+    expect(loadConfig({ FEEDS_THREAD_PRIORITY: '0', FEEDS_THREAD_NICE: '19' }).feeds.threadPriority).toEqual({ idle: false, niceness: 0 });
+    expect(loadConfig({ FEEDS_THREAD_NICE: '0' }).feeds.threadPriority).toEqual({ idle: false, niceness: 0 });
+    for (const value of ['20', '-1', 'IDLE', 'low']) expect(problemsOf({ FEEDS_THREAD_PRIORITY: value })[0]).toMatch(/^FEEDS_THREAD_PRIORITY=.*idle \(SCHED_IDLE\)/);
+  });
 });

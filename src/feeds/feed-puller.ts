@@ -19,7 +19,7 @@ import { MAX_LISTING_KEYS, type LotHistoryRepository } from '../storage/reposito
 import { comparisonRefusal, contentRefusal, firstLine, formatRefusal, type PulledMeasure } from './feed-checks.ts';
 import { resolveHeaders } from './feed-headers.ts';
 import { nextPage, recordsOf, withParam } from './paging.ts';
-import { withThreadNiceness } from '../worker-threads.ts';
+import { NORMAL_PRIORITY, withThreadPriority, type ThreadPriority } from '../worker-threads.ts';
 
 /** The pace of pulls: how long to wait, how often to retry. Tests shorten them. */
 export interface FeedTuning {
@@ -66,8 +66,8 @@ export interface FeedPullerOptions {
   /** Where downloads are kept while they are checked and read (DATA_DIR/feeds). */
   dir: string;
   maxBytes: number;
-  /** The OS niceness of the threads a pull starts (FEEDS_THREAD_NICE; 0: as the server's). */
-  threadNiceness?: number;
+  /** The OS priority of the threads a pull starts (FEEDS_THREAD_PRIORITY); none: as the server's. */
+  threadPriority?: ThreadPriority;
   tuning: FeedTuning;
   now: () => Date;
   log: FastifyBaseLogger;
@@ -304,7 +304,7 @@ export class FeedPuller {
   private async importFile(feed: Feed, file: string, bytes: number, keys: LotKey[], signal: AbortSignal): Promise<FeedImportResult> {
     try {
       // The reading and storing threads the import starts run at the pull's background priority.
-      return await withThreadNiceness(this.options.threadNiceness ?? 0, () => this.options.ingest.importFeedFile(file, {
+      return await withThreadPriority(this.options.threadPriority ?? NORMAL_PRIORITY, () => this.options.ingest.importFeedFile(file, {
         bytes,
         batchSize: this.options.tuning.batchSize,
         format: IMPORT_FORMAT[feed.format],

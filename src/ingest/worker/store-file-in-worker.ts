@@ -54,6 +54,11 @@ export async function storeFileInWorker(
     } satisfies ReadFileJob,
     transferList: [channel.port1],
   });
+  // Both threads take the pull's priority (SCHED_IDLE by default). The storing thread holds the
+  // main file's write lock, but a search's commit no longer waits for it (the searches' writes are
+  // in a file of their own: storage/dialects/sqlite/searches-file.ts), so it may be preempted with
+  // the lock in hand at no cost to the searches; before that split it kept niceness 19 for this
+  // reason (docs/decisions.md, issue 25).
   const writer = startModuleWorker(import.meta.url, 'store-chunks-worker', {
     workerData: { writer: job.writer, photoArchive: job.photoArchive, batchSize: job.batchSize, slices: job.slices ?? slicePolicy(0), source: job.source, keys: options.onStored !== undefined, port: channel.port2 } satisfies StoreJob,
     transferList: [channel.port2],
