@@ -1,5 +1,4 @@
 import type { Lot } from '../domain/lot.ts';
-import { lotContentHash } from '../storage/lot-rows.ts';
 import type { IncomingLot } from '../storage/repositories/lots-repository.ts';
 import type { RejectedRecord } from './import-summary.ts';
 import { describeFieldErrors, normaliseLot, type FieldError } from './normalise-lot.ts';
@@ -20,7 +19,7 @@ export interface PreparedChunk {
   /** Records this chunk accounts for: its lots plus its rejected ones. */
   read: number;
   lastLine: number;
-  /** Each lot carrying its content hash (lot-rows.ts, HashedLot) and the values enrichment derived for it, if any. */
+  /** Each lot carrying the values enrichment derived for it, if any. */
   lots: IncomingLot[];
   rejected: RejectedRecord[];
 }
@@ -75,9 +74,7 @@ export async function* prepareChunks(
         chunk.rejected.push(source === undefined ? { line, reason } : { line, reason, source });
       } else {
         const derived = enricher ? await enricher.derive(prepared.lot) : undefined;
-        // Worked out here, on the import's reading thread where there is one: the storing thread compares and stores it (lot-rows.ts, HashedLot).
-        const contentHash = lotContentHash(prepared.lot);
-        chunk.lots.push(derived ? { ...prepared.lot, derived, contentHash } : { ...prepared.lot, contentHash });
+        chunk.lots.push(derived ? { ...prepared.lot, derived } : prepared.lot);
       }
       if (chunk.read >= chunkSize) {
         yield chunk;

@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { LotRow } from './schema.ts';
 import { LOT_FIELDS, type Lot } from '../domain/lot.ts';
 import { marketKey } from '../domain/market-key.ts';
@@ -14,52 +13,6 @@ export function sameList(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
-}
-
-/**
- * The content hash of a lot's fields (0029, `lots.content_hash`): SHA-256 of its values' JSON text
- * (an array in LOT_FIELDS order, images a list in it: one text per lot and one lot per text), the first 16 characters of its base64 (96 bits). A re-import's probe compares this one value
- * instead of every column (dialects/sqlite/lot-history.ts, probeLots). Equal hashes are taken as
- * equal lots, so a collision would leave a changed line unwritten: at 96 bits of SHA-256 the chance
- * for one comparison is 2^-96, and finding a line that collides with a stored lot on purpose is a
- * second preimage of SHA-256 truncated to 96 bits, beyond reach (docs/decisions.md, "Lot history").
- */
-export function lotContentHash(lot: Lot): string {
-  // The values as one JSON array in LOT_FIELDS order (the field names add nothing to what tells two lots apart): a third cheaper than lotJson's object.
-  const values: unknown[] = new Array(LOT_FIELDS.length);
-  for (let i = 0; i < LOT_FIELDS.length; i++) values[i] = lot[LOT_FIELDS[i]!];
-  return hash('sha256', JSON.stringify(values), 'base64').slice(0, 16);
-}
-
-/**
- * A lot on its way in with its content hash already worked out, by the import's reading thread
- * (ingest/prepare-lot.ts), which has a core to spare, so that the storing thread does not. Set
- * only by that loop, right after the lot is normalised: nothing a client sends becomes one.
- */
-export interface HashedLot {
-  readonly contentHash?: string | undefined;
-}
-
-/** The lot's content hash: the one it came with (HashedLot), else worked out here. */
-export const contentHashOf = (lot: Lot & HashedLot): string => lot.contentHash ?? lotContentHash(lot);
-
-/** Two lots with the same values in every field. */
-export function sameLot(a: Lot, b: Lot): boolean {
-  for (const field of LOT_FIELDS) {
-    if (field === 'images' ? !sameList(a.images, b.images) : a[field] !== b[field]) return false;
-  }
-  return true;
-}
-
-/**
- * The content hash of a lot after its lines are merged in: its one line's, which the reading thread
- * worked out, when that line gives every value of the merged lot (the merge kept nothing of the
- * stored row: the common case, a feed's full line), else worked out here from the merged lot.
- */
-export function mergedContentHash(lines: readonly (Lot & HashedLot)[], merged: Lot): string {
-  const line = lines.length === 1 ? lines[0]! : undefined;
-  if (line?.contentHash !== undefined && sameLot(line, merged)) return line.contentHash;
-  return lotContentHash(merged);
 }
 
 /** What an upsert did to one lot. */
@@ -108,18 +61,16 @@ const KEYED: readonly (readonly [string, 'brand' | 'model' | 'primary_damage'])[
 /**
  * Every column of a lots row an upsert writes, in the order of the parameters rowParams gives:
  * `source` (what first brought the lot) is written by the insert only, `last_seen_at` by every
- * write (lot history, 0019), the market keys (0018) beside their source values, and the content
- * hash of the lot's fields (0029) by the insert only: a DO UPDATE merges in SQL, and the merged
- * row's hash is not known there, so it clears it (a probe then compares every column).
+ * write (lot history, 0019), and the market keys (0018) beside their source values.
  */
-export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at', 'source', 'last_seen_at', ...KEYED.map(([column]) => column), 'content_hash'];
+export const LOT_COLUMNS: readonly string[] = [...LOT_FIELDS, 'created_at', 'updated_at', 'source', 'last_seen_at', ...KEYED.map(([column]) => column)];
 const KEY_FIELDS = new Set<string>(['auction', 'lot_id']);
 const EMPTY_IMAGES = "'[]'";
 
 const quote = (name: string) => `"${name}"`;
 
 /** The parameters of one lot's row, in LOT_COLUMNS order: the hot path of an import. */
-export function rowParams(lot: Lot & HashedLot, now: string, source: string): unknown[] {
+export function rowParams(lot: Lot, now: string, source: string): unknown[] {
   const params: unknown[] = new Array(LOT_COLUMNS.length);
   let i = 0;
   for (const field of LOT_FIELDS) params[i++] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
@@ -129,19 +80,17 @@ export function rowParams(lot: Lot & HashedLot, now: string, source: string): un
   params[i++] = now;
   params[i++] = marketKey(lot.brand);
   params[i++] = marketKey(lot.model);
-  params[i++] = marketKey(lot.primary_damage);
-  params[i] = contentHashOf(lot);
+  params[i] = marketKey(lot.primary_damage);
   return params;
 }
 
 /**
  * The columns a change of these fields writes in a lots row, and their values from the lot after the
  * change: each field's own column, a market key beside its source value (0018), and the moment in
- * `updated_at` and `last_seen_at`, as the upsert's DO UPDATE writes them, and `contentHash`, the
- * content hash of the lot after the change (0029; null when not known). `fields` in LOT_FIELDS
+ * `updated_at` and `last_seen_at`, as the upsert's DO UPDATE writes them. `fields` in LOT_FIELDS
  * order (lotChanges' order), so that one set of fields always makes the same statement.
  */
-export function changedColumns(fields: readonly string[], lot: Lot, now: string, contentHash: string | null): { columns: string[]; values: unknown[] } {
+export function changedColumns(fields: readonly string[], lot: Lot, now: string): { columns: string[]; values: unknown[] } {
   const columns: string[] = [];
   const values: unknown[] = [];
   for (const field of fields) {
@@ -153,8 +102,8 @@ export function changedColumns(fields: readonly string[], lot: Lot, now: string,
     columns.push(column);
     values.push(marketKey(lot[field]));
   }
-  columns.push('updated_at', 'last_seen_at', 'content_hash');
-  values.push(now, now, contentHash);
+  columns.push('updated_at', 'last_seen_at');
+  values.push(now, now);
   return { columns, values };
 }
 
@@ -189,7 +138,7 @@ export function upsertStatementSql(options: { rows: number; placeholder: (index:
   );
   return (
     `insert into lots (${LOT_COLUMNS.map(quote).join(', ')}) values ${values.join(', ')} ` +
-    `on conflict ("auction", "lot_id") do update set ${set.join(', ')}, "updated_at" = excluded."updated_at", "last_seen_at" = excluded."last_seen_at", "content_hash" = null ` +
+    `on conflict ("auction", "lot_id") do update set ${set.join(', ')}, "updated_at" = excluded."updated_at", "last_seen_at" = excluded."last_seen_at" ` +
     `where ${changed.join(' or ')}${options.returning ? ` returning ${options.returning}` : ''}`
   );
 }

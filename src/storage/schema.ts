@@ -109,8 +109,6 @@ export interface LotsTable {
   last_seen_at: ColumnType<string | null, string | null | undefined, string | null>;
   /** Set while the lot is out of its auction's listing (0019). */
   left_listing_at: ColumnType<string | null, string | null | undefined, string | null>;
-  /** SHA-256 of the lot's JSON text, 96 bits in base64 (0029, lot-rows.ts lotContentHash); null when not known. */
-  content_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** One later state of a lot: what an observation changed (0019; the first state is the lot rolled back). */

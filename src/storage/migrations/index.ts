@@ -32,7 +32,6 @@ import * as marketGroups from './0026-market-groups.ts';
 import * as catalogueModelOrder from './0027-catalogue-model-order.ts';
 // SQLite: the searches' writes in a file of their own (issue 25).
 import * as searchesFile from './0028-searches-file.ts';
-import * as lotContentHash from './0029-lot-content-hash.ts';
 
 /**
  * The one migration set, for SQLite and PostgreSQL alike. Listed here rather than read from the
@@ -76,6 +75,4 @@ export const migrations: Record<string, Migration> = {
   '0027-catalogue-model-order': catalogueModelOrder,
   // SQLite: the tables a search's commit writes move to the searches file (issue 25); PostgreSQL: nothing.
   '0028-searches-file': searchesFile,
-  // Issue 29: the content hash a re-import's probe compares (lots).
-  '0029-lot-content-hash': lotContentHash,
 };

@@ -2,10 +2,10 @@ import { LISTING_FIELD, lotChanges, type LotChanges } from '../../domain/lot-his
 import type { LotRef } from '../../domain/lot-ref.ts';
 import { LOT_FIELDS, lotJson, type Lot } from '../../domain/lot.ts';
 import type { LotUpdate, LotVersionRow, StoredLotJson } from '../dialects/dialect.ts';
-import { mergeLot, type HashedLot } from '../lot-rows.ts';
+import { mergeLot } from '../lot-rows.ts';
 
 /** A lot on its way in, with the values derived for it (lots-repository.ts, IncomingLot). */
-type Incoming = Lot & HashedLot & { readonly derived?: Partial<Lot> | undefined };
+type Incoming = Lot & { readonly derived?: Partial<Lot> | undefined };
 
 /** A version row to append (appended by the dialect's appendVersions). */
 export type VersionRow = LotVersionRow;
@@ -52,11 +52,9 @@ export function batchKeys(lots: readonly Lot[], skip: readonly boolean[] | null 
   return keys;
 }
 
-/** The line's fields without its derived values; with its content hash, which the row takes when the line is the whole merged lot (lot-rows.ts, mergedContentHash). */
-const plainLot = (lot: Incoming): Lot & HashedLot => {
+const plainLot = (lot: Incoming): Lot => {
   const copy = {} as Record<string, unknown>;
   for (const field of LOT_FIELDS) copy[field] = lot[field];
-  if (lot.contentHash !== undefined) copy.contentHash = lot.contentHash;
   return copy as Lot;
 };
 

@@ -3,7 +3,7 @@ import type { NamedLot } from '../../domain/report-snapshot.ts';
 import type { Db } from '../database.ts';
 import type { Database } from '../schema.ts';
 import { compareLotsNewestFirst, LOT_FIELDS, type Lot, type LotJson } from '../../domain/lot.ts';
-import { lotFromRow, type HashedLot, type LotUpsertStatus } from '../lot-rows.ts';
+import { lotFromRow, type LotUpsertStatus } from '../lot-rows.ts';
 import { PreparedQuery } from '../prepared-query.ts';
 import { buildDeferredIndexes, deferLotsIndexesWhileEmpty } from '../deferred-indexes.ts';
 import { bumpMarketGroups, EPOCH_GROUP, marketGroupsWritten } from './market-groups.ts';
@@ -27,7 +27,7 @@ export interface UpsertSummary {
  * decoder), if anything. Derived values only fill a field that both the lot and the stored row
  * leave unknown: a derived value never replaces what a source said, in this batch or before.
  */
-export type IncomingLot = Lot & HashedLot & { readonly derived?: Partial<Lot> | undefined };
+export type IncomingLot = Lot & { readonly derived?: Partial<Lot> | undefined };
 
 /** How a batch is stored: when it was observed, and what brought it (lot history; domain/lot-history.ts). */
 export interface UpsertOptions {
@@ -278,8 +278,7 @@ async function fillDerived(kysely: Kysely<Database>, lots: readonly IncomingLot[
     const result = await kysely
       .updateTable('lots')
       .set((eb) => {
-        // The row's content hash (0029) was the lot's before its derived values: cleared, so that a probe compares every column.
-        const set: Record<string, unknown> = { updated_at: at, content_hash: null };
+        const set: Record<string, unknown> = { updated_at: at };
         for (const field of fields) set[field] = eb.fn.coalesce(eb.ref(field), eb.val(derived[field]));
         return set;
       })

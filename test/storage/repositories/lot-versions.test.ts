@@ -4,7 +4,7 @@ import { LOT_FIELDS, lotJson, type Lot } from '../../../src/domain/lot.ts';
 import { Prng } from '../../../src/dev/seed/prng.ts';
 import { lotHistory, statesOf } from '../../../src/history/lot-history.ts';
 import type { LotProbe } from '../../../src/storage/dialects/dialect.ts';
-import { lotContentHash, mergeLot } from '../../../src/storage/lot-rows.ts';
+import { mergeLot } from '../../../src/storage/lot-rows.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
 import { makeLot, validVin } from '../../support/fixtures.ts';
 
@@ -44,8 +44,6 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
     const rng = new Prng(dialect === 'sqlite' ? 29 : 30);
     const keys = Array.from({ length: 30 }, (_, i) => ({ auction: i % 2 ? 'copart' : 'iaai', lot_id: 29_000_000 + i, vin: VINS[i % 2]! }));
     const expected = new Map<number, Expected>();
-    let nullHashes = 0;
-    let allHashes = 0;
     for (let round = 0; round < 6; round++) {
       const at = new Date(Date.UTC(2026, 10, 1 + round)).toISOString();
       const source = `round-${round}.csv`;
@@ -58,16 +56,7 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
         const stored = after.get(line.lot_id);
         after.set(line.lot_id, stored ? (mergeLot(stored, line) ?? stored) : line);
       }
-      // Half the rounds come with each line's content hash worked out beforehand, as the import's reading thread gives it.
-      const hashed = rng.chance(0.5);
-      await t.repos.lots.upsertBatch(hashed ? lines.map((line) => ({ ...line, contentHash: lotContentHash(line) })) : lines, { now: new Date(at), source });
-      // A stored content hash is the lot's as it now is, or none (then a probe compares every column): never a stale one, which would hide a change.
-      const rows = await t.db.kysely.selectFrom('lots').select(['lot_id', 'content_hash']).where('lot_id', 'in', [...after.keys()]).execute();
-      for (const row of rows) {
-        if (row.content_hash !== null) expect(row.content_hash, `hash of ${row.lot_id} after round ${round}`).toBe(lotContentHash(after.get(row.lot_id)!));
-        else nullHashes++;
-        allHashes++;
-      }
+      await t.repos.lots.upsertBatch(lines, { now: new Date(at), source });
       for (const [id, lot] of after) {
         const entry = expected.get(id) ?? { states: [], versions: [], lastSeen: at };
         if (!before.has(id) || JSON.stringify(before.get(id)) !== JSON.stringify(lot)) {
@@ -96,9 +85,6 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
     }
     // The rounds did change lots, and left some alone: both sides of the rule were met.
     expect(kept).toBeGreaterThan(10);
-    // Most rows keep a hash (new lots, and on SQLite the changed ones); the lots a batch names twice, and PostgreSQL's changed ones, are merged in SQL and have none.
-    expect(nullHashes).toBeLessThan(allHashes);
-    if (dialect === 'sqlite') expect(nullHashes * 4).toBeLessThan(allHashes);
     expect([...expected.values()].some((e) => e.lastSeen !== e.versions.at(-1)!.observed_at)).toBe(true);
   });
 
@@ -155,38 +141,6 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
     ]);
     expect(history.last_seen_at).toBe('2026-11-24T00:00:00.000Z');
     expect(history.versions[0]!.changed.price).toEqual({ from: null, to: 100 });
-  });
-
-  it('compares every column of a lot stored without a content hash (before 0029), and gives a lot it changes its hash', async () => {
-    const key = (i: number) => ({ auction: i % 2 ? 'copart' : 'iaai', lot_id: 29_600_000 + i, vin: VINS[i % 2]! });
-    const stored = Array.from({ length: 20 }, (_, i) => randomLot(new Prng(300 + i), key(i)));
-    await t.repos.lots.upsertBatch(stored, { now: new Date('2026-11-01T00:00:00.000Z') });
-    // As stored: the next batch probes.
-    expect(await t.repos.lots.upsertBatch(stored, { now: new Date('2026-11-02T00:00:00.000Z') })).toEqual({ inserted: 0, updated: 0, unchanged: 20 });
-    const even = stored.filter((_, i) => i % 2 === 0).map((lot) => lot.lot_id);
-    await t.db.kysely.updateTable('lots').set({ content_hash: null }).where('lot_id', 'in', even).execute();
-    const lines = stored.map((lot, i) => (i % 3 === 0 ? { ...lot, price: (lot.price ?? 0) + 1 } : { ...lot }));
-    const probe = vi.spyOn(t.db.dialect, 'probeLots');
-    const summary = await t.repos.lots.upsertBatch(
-      lines.map((line) => ({ ...line, contentHash: lotContentHash(line) })),
-      { now: new Date('2026-11-03T00:00:00.000Z'), source: 'again.ndjson' },
-    );
-    const answers = await Promise.all(probe.mock.results.map((result) => result.value as Promise<LotProbe | null>));
-    probe.mockRestore();
-    expect(summary).toEqual({ inserted: 0, updated: 7, unchanged: 13 });
-    for (let i = 0; i < 20; i++) {
-      const history = lotHistory((await t.repos.lotHistory.historyOf({ auction: key(i).auction, lotId: key(i).lot_id }))!);
-      expect(history.versions.length, `lot ${i}`).toBe(i % 3 === 0 ? 2 : 1);
-      if (i % 3 === 0) expect(history.versions[1]!.changed.price).toEqual({ from: stored[i]!.price, to: (stored[i]!.price ?? 0) + 1 });
-      expect(history.last_seen_at).toBe('2026-11-03T00:00:00.000Z');
-    }
-    if (dialect !== 'sqlite') return;
-    // Every unchanged line was found as stored, with or without the row's hash; the changed ones came back as their stored lot.
-    expect(answers.flatMap((answer) => answer!.same).filter(Boolean)).toHaveLength(13);
-    expect(answers.reduce((sum, answer) => sum + answer!.stored.length, 0)).toBe(7);
-    const rows = await t.db.kysely.selectFrom('lots').select(['lot_id', 'content_hash']).where('lot_id', 'in', stored.map((lot) => lot.lot_id)).orderBy('lot_id').execute();
-    // A changed lot has its merged state's hash; an unchanged one without a hash keeps none (no row is rewritten for it).
-    expect(rows.map((row) => row.content_hash)).toEqual(lines.map((line, i) => (i % 3 === 0 ? lotContentHash(line) : i % 2 === 0 ? null : lotContentHash(line))));
   });
 
   it('finds the same outcome whether the batch asks the database for its unchanged lines first or compares them itself', async () => {

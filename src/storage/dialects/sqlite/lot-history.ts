@@ -4,7 +4,6 @@ import type { LotRef } from '../../../domain/lot-ref.ts';
 import { LOT_FIELDS, type Lot } from '../../../domain/lot.ts';
 import type { Database, LotRow } from '../../schema.ts';
 import type { LotProbe, LotVersionRow, StoredLotJson } from '../dialect.ts';
-import { contentHashOf, type HashedLot } from '../../lot-rows.ts';
 import { directStatement } from './direct-statements.ts';
 import { lotJsonPairs, withImages } from './lot-json.ts';
 
@@ -76,59 +75,37 @@ export async function appendVersionsSqlite(kysely: Kysely<Database>, raw: Better
 
 /** Every field of a lot but its key, compared with `is` (equal, or both null); `images` as its stored JSON text. */
 const COMPARED = LOT_FIELDS.filter((field) => field !== 'auction' && field !== 'lot_id');
-
-/** The stored lot's whole JSON text, `images` spliced in as lot-json.ts's lotJsonOfRowSqlite does: one string, not two to join in JavaScript. */
-const STORED_TEXT = `rtrim(json_object(${PAIRS}), '}') || ',"images":' || images || '}'`;
-
-/**
- * Rows with a content hash (0029): one value compared, and the stored lot's text built only for a
- * lot that differs. Its first column says the row has no hash (stored before 0029, or merged in
- * SQL by an upsert), for which FULL_PROBE compares every column instead.
- */
-const HASH_PROBE = `select content_hash is null, case when content_hash is null or (content_hash = ? and left_listing_at is null) then null
-    else ${STORED_TEXT} end, left_listing_at from lots where auction = ? and lot_id = ?`;
-const FULL_PROBE = `select case when left_listing_at is null and ${COMPARED.map((field) => `"${field}" is ?`).join(' and ')} then null
-    else ${STORED_TEXT} end from lots where auction = ? and lot_id = ?`;
+const PROBE = `select case when left_listing_at is null and ${COMPARED.map((field) => `"${field}" is ?`).join(' and ')} then null
+    else json_object(${PAIRS}) end, images, left_listing_at from lots where auction = ? and lot_id = ?`;
 
 /**
- * SQLite: per lot, one prepared probe of the primary key that compares the stored row's content
- * hash (0029) with the lot's (lot-rows.ts, contentHashOf: worked out by the import's reading
- * thread), on better-sqlite3 itself while the batch's transaction holds the connection. A row
- * without a hash is probed again comparing every column with the lot's values (rowParams' values:
- * what the upsert would store). A re-import's unchanged lines, most of them, then cost no JSON
- * text built by SQLite, handed to JavaScript and compared with lotJson() of the line; and, with the
- * hash, no 33 values bound and compared a line (docs/benchmarks.md, "A changed re-import at 0.8").
- * Equal hashes, or equal columns, mean equal JSON texts. A lot that differs in any way (or is out
- * of its listing) gets its stored lot's JSON text from the same probe, as storedLotsByKey builds
- * it: the row is read once, where a second read by key cost a changed line a fifth more.
+ * SQLite: per lot, one prepared probe of the primary key that compares the stored row's columns
+ * with the lot's values (rowParams' values: what the upsert would store), on better-sqlite3 itself
+ * while the batch's transaction holds the connection. A re-import's unchanged lines, most of them,
+ * then cost no JSON text built by SQLite, handed to JavaScript and compared with lotJson() of the
+ * line (about half the CPU a line: docs/benchmarks.md, "Re-imports"). Equal columns mean equal
+ * JSON texts. A lot that differs in any way (or is out of its listing) gets its stored lot's JSON
+ * text from the same probe, as storedLotsByKey builds it: the row is read once, where a second
+ * read by key cost a changed line a fifth more (docs/benchmarks.md, the import against 082863a).
  */
-export async function probeLotsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, lots: readonly (Lot & HashedLot)[]): Promise<LotProbe> {
+export async function probeLotsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, lots: readonly Lot[]): Promise<LotProbe> {
   if (lots.length === 0) return { same: [], stored: [] };
   return kysely.getExecutor().provideConnection(async () => {
-    const byHash = directStatement(raw, HASH_PROBE).raw();
-    let full: BetterSqlite3.Statement | undefined;
-    let params: unknown[] | undefined;
+    const probe = directStatement(raw, PROBE).raw();
+    const params: unknown[] = new Array<unknown>(COMPARED.length + 2);
     const same = new Array<boolean>(lots.length);
     const stored: StoredLotJson[] = [];
     for (let i = 0; i < lots.length; i++) {
       const lot = lots[i]!;
-      const hit = byHash.get(contentHashOf(lot), lot.auction, lot.lot_id) as [number, string | null, string | null] | undefined;
-      if (hit === undefined) {
-        same[i] = false;
-        continue;
+      let p = 0;
+      for (const field of COMPARED) params[p++] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
+      params[p++] = lot.auction;
+      params[p] = lot.lot_id;
+      const row = probe.get(params) as [string | null, string, string | null] | undefined;
+      same[i] = row !== undefined && row[0] === null;
+      if (row !== undefined && row[0] !== null) {
+        stored.push(withImages({ auction: lot.auction, lot_id: lot.lot_id, lot: row[0], images: row[1], left_listing_at: row[2] }));
       }
-      let text = hit[1];
-      if (hit[0] === 1) {
-        full ??= directStatement(raw, FULL_PROBE).raw();
-        params ??= new Array<unknown>(COMPARED.length + 2);
-        let p = 0;
-        for (const field of COMPARED) params[p++] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
-        params[p++] = lot.auction;
-        params[p] = lot.lot_id;
-        text = (full.get(params) as [string | null])[0];
-      }
-      same[i] = text === null;
-      if (text !== null) stored.push({ auction: lot.auction, lot_id: lot.lot_id, lot: text, left_listing_at: hit[2] });
     }
     return { same, stored };
   });

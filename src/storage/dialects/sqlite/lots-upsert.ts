@@ -2,7 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import type { Lot } from '../../../domain/lot.ts';
 import type { Database } from '../../schema.ts';
-import { changedColumns, mergedContentHash, rowParams, upsertStatementSql, type LotUpsertStatus } from '../../lot-rows.ts';
+import { changedColumns, rowParams, upsertStatementSql, type LotUpsertStatus } from '../../lot-rows.ts';
 import type { LotUpdate } from '../dialect.ts';
 import { directStatement } from './direct-statements.ts';
 
@@ -83,14 +83,13 @@ function updateStatement(columns: readonly string[]): string {
  * rewrites the lot's entry in each of the table's six indexes; an UPDATE of `price` touches only
  * the one index that holds it: less than half the CPU a changed lot (docs/benchmarks.md,
  * "Re-imports"). The batch's transaction holds the write lock since its BEGIN IMMEDIATE, so the
- * rows are as the batch read them and the merge worked out from them is the upsert's. The row's
- * content hash (0029) becomes the merged lot's, so that the next re-import's probe compares one value.
+ * rows are as the batch read them and the merge worked out from them is the upsert's.
  */
 export async function updateLotsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, updates: readonly LotUpdate[], at: string): Promise<void> {
   if (updates.length === 0) return;
   await kysely.getExecutor().provideConnection(async () => {
     for (const update of updates) {
-      const { columns, values } = changedColumns(update.fields, update.merged, at, mergedContentHash(update.lines, update.merged));
+      const { columns, values } = changedColumns(update.fields, update.merged, at);
       values.push(update.auction, update.lot_id);
       directStatement(raw, updateStatement(columns)).run(values);
     }
