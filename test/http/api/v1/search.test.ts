@@ -405,9 +405,10 @@ describe.each(DIALECTS)('search API on %s', (dialect) => {
     async function failSearchRecordsOf(accountId: string, message: string): Promise<() => Promise<void>> {
       const account = sql.lit(accountId);
       if (dialect === 'sqlite') {
-        await sql`create trigger fail_search_record before insert on searches when new.account_id = ${account} begin select raise(abort, ${sql.lit(message)}); end`.execute(t.db.kysely);
+        // A trigger lives in its table's file: the searches' tables are in the attached searches file (0028).
+        await sql`create trigger searches.fail_search_record before insert on searches when new.account_id = ${account} begin select raise(abort, ${sql.lit(message)}); end`.execute(t.db.kysely);
         return async () => {
-          await sql`drop trigger fail_search_record`.execute(t.db.kysely);
+          await sql`drop trigger searches.fail_search_record`.execute(t.db.kysely);
         };
       }
       await sql`create function fail_search_record() returns trigger language plpgsql as $$ begin raise exception ${sql.lit(message)}; end $$`.execute(t.db.kysely);
