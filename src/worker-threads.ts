@@ -1,8 +1,10 @@
-import { accessSync, constants } from 'node:fs';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { CHRT } from './linux-tools.ts';
+
+export { CHRT };
 
 /**
  * The OS priority that threads started within `withThreadPriority` give themselves, first thing.
@@ -16,18 +18,6 @@ export type ThreadPriority = { readonly idle: boolean; readonly niceness: number
 
 /** As the thread that starts the worker: no change. */
 export const NORMAL_PRIORITY: ThreadPriority = Object.freeze({ idle: false, niceness: 0 });
-
-/** util-linux's `chrt` where there is one (Debian and its images; not Alpine's busybox, nor macOS). */
-export const CHRT = process.platform === 'linux' ? (['/usr/bin/chrt', '/bin/chrt'].find((file) => executable(file)) ?? null) : null;
-
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * A feed's pull starts its reading and storing threads inside it (src/feeds/feed-puller.ts), so

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { FetchAnswer, FetchRequest, ImageAnswer, ImageJob, ImageSetup, LogoCaps, ProcessAnswer } from './image-worker.ts';
 import type { LogoRender } from './logo-render.ts';
+import { CHRT, PRLIMIT } from '../linux-tools.ts';
 
 /**
  * The lowest priority niceness (19): a busy process at 0 weighs about 68 times one at 19 in the
@@ -18,19 +18,7 @@ export const IMAGE_WORK_NICE = 19;
  * milliseconds, and lets the kernel count a core running only the child as free when it places
  * the search. Without chrt (Alpine, macOS) the child runs niced only.
  */
-export const CHRT = process.platform === 'linux' ? (['/usr/bin/chrt', '/bin/chrt'].find((file) => executable(file)) ?? null) : null;
-
-/** util-linux's `prlimit`, which sets the child's data-size limit before it becomes node. */
-export const PRLIMIT = process.platform === 'linux' ? (['/usr/bin/prlimit', '/bin/prlimit'].find((file) => executable(file)) ?? null) : null;
-
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { CHRT, PRLIMIT };
 
 /**
  * Why a job got no answer: the child died while working on the photo, or took longer than allowed
