@@ -143,7 +143,7 @@ function runIfPresent(lock: BetterSqlite3.Statement): boolean {
     lock.run();
     return true;
   } catch (error) {
-    if (error instanceof Error && /no such table/.test(error.message)) return false;
+    if (isNoSuchTable(error)) return false;
     throw error;
   }
 }
@@ -153,7 +153,10 @@ function prepareIfPresent(raw: BetterSqlite3.Database, sql: string): BetterSqlit
   try {
     return raw.prepare(sql);
   } catch (error) {
-    if (error instanceof Error && /no such table/.test(error.message)) return null;
+    if (isNoSuchTable(error)) return null;
     throw error;
   }
 }
+
+/** The lock statements' tables are missing before the migrations make them (or after one goes down). */
+const isNoSuchTable = (error: unknown) => error instanceof Error && /no such table/.test(error.message);
