@@ -154,7 +154,8 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
       // The batch before decides whether the next one probes: a re-import of every stored lot as it is, or new lots only.
       const before = probing ? stored : Array.from({ length: 40 }, (_, i) => randomLot(new Prng(100 + i), key(100 + i)));
       await t.repos.lots.upsertBatch(before, { now: new Date('2026-11-02T00:00:00.000Z') });
-      await t.repos.lotHistory.recordListing([{ auction: key(5).auction, lotId: key(5).lot_id }], 'left', { now: new Date('2026-11-03T00:00:00.000Z') });
+      // Out of their listing: lot 5 comes back as it is, lot 8 comes back changed.
+      await t.repos.lotHistory.recordListing([5, 8].map((i) => ({ auction: key(i).auction, lotId: key(i).lot_id })), 'left', { now: new Date('2026-11-03T00:00:00.000Z') });
       const lines: Lot[] = [];
       for (let i = 0; i < 40; i++) {
         const lot = stored[i]!;
@@ -166,7 +167,12 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
       lines.push(randomLot(new Prng(200), key(200))); // new
       probe.mockClear();
       read.mockClear();
+      const generations = async () =>
+        new Map((await t.db.kysely.selectFrom('market_groups').selectAll().execute()).map((g) => [`${g.make_key}/${g.model_key}/${g.year}/${g.month}`, Number(g.generation)]));
+      const was = await generations();
       const summary = await t.repos.lots.upsertBatch(lines, { now: new Date('2026-11-04T00:00:00.000Z'), source: 'batch.ndjson' });
+      // The market groups the batch bumped, and by how much (once each): the same lots' values in both scenarios make the same groups.
+      const bumped = [...(await generations())].filter(([group, generation]) => generation !== (was.get(group) ?? 0)).map(([group, generation]) => [group, generation - (was.get(group) ?? 0)]).sort();
       const asked = probe.mock.calls.length > 0;
       const readKeys = read.mock.calls.reduce((sum, [, keys]) => sum + keys.length, 0);
       const answers = await Promise.all(probe.mock.results.map((result) => result.value as Promise<KnownLotsWritten | null>));
@@ -178,7 +184,7 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
         const history = lotHistory((await t.repos.lotHistory.historyOf({ auction: key(i).auction, lotId: key(i).lot_id }))!);
         histories.push({ states: statesOf(history).map((state) => ({ ...state, lot_id: state.lot_id - base })), versions: history.versions.map((v) => [v.observed_at, v.source, { ...v.changed, lot_id: null }]), last: history.last_seen_at });
       }
-      return { summary, histories, asked, found, storedFound, readKeys, outcomes };
+      return { summary, histories, asked, found, storedFound, readKeys, outcomes, bumped };
     };
     const probed = await scenario(29_400_000, true);
     const compared = await scenario(29_500_000, false);
@@ -196,6 +202,8 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
     expect(probed.summary).toEqual({ inserted: 1, updated: 13, unchanged: 30 });
     expect(probed.summary).toEqual(compared.summary);
     expect(probed.histories).toEqual(compared.histories);
+    expect(probed.bumped.length).toBeGreaterThan(0);
+    expect(probed.bumped).toEqual(compared.bumped);
     probe.mockRestore();
     read.mockRestore();
   });
