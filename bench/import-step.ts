@@ -22,7 +22,7 @@ const count = Number(values.lots);
 const batchSize = Number(values['batch-size']);
 if (!(Number.isSafeInteger(count) && count > 0 && Number.isSafeInteger(batchSize) && batchSize > 0)) throw new Error('--lots and --batch-size must be positive whole numbers');
 const UNTIL = new Date('2026-01-01T00:00:00.000Z');
-const METHODS = ['probeLots', 'unchangedLots', 'storedLotsByKey', 'upsertLots', 'updateLots', 'appendVersions', 'touchLots', 'sightLots'];
+const METHODS = ['writeKnownLots', 'probeLots', 'unchangedLots', 'storedLotsByKey', 'upsertLots', 'updateLots', 'appendVersions', 'touchLots', 'sightLots'];
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'vinhistory-import-step-'));
 try {

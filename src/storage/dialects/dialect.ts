@@ -1,6 +1,7 @@
 import type { Kysely, RawBuilder } from 'kysely';
 import type { Lot } from '../../domain/lot.ts';
 import type { LotRef } from '../../domain/lot-ref.ts';
+import type { MarketGroup } from '../../domain/market-group.ts';
 import type { LotUpsertStatus } from '../lot-rows.ts';
 import type { DirectStatements } from '../prepared-query.ts';
 import type { BatchRow, Database, LotRow, MailQueueRow, WebhookOutboxRow } from '../schema.ts';
@@ -131,12 +132,19 @@ export interface StoredLotJson {
   left_listing_at: string | null;
 }
 
-/** What a dialect's probe found of an import batch's lines (probeLots), in their order. */
-export interface LotProbe {
-  /** Per lot: its stored row holds exactly its values and is in its listing. */
-  same: boolean[];
-  /** The stored lots of the others that are stored (they differ, or are out of their listing), as storedLotsByKey reads them. */
-  stored: StoredLotJson[];
+/**
+ * What a dialect did itself with an import batch's lines that it checked against their stored lot
+ * (writeKnownLots), per line: `same` (as stored and in its listing: only seen), `listed` (as
+ * stored but out of its listing: back in it, its row's sighting moved, nothing else written),
+ * `updated` (its changed fields written, its version appended), or null (not stored: the batch's
+ * upsert inserts it).
+ */
+export type KnownLotOutcome = 'same' | 'listed' | 'updated' | null;
+
+export interface KnownLotsWritten {
+  outcomes: KnownLotOutcome[];
+  /** The market groups (0026) the updated lots left or entered, each once; none when the caller bumps the epoch instead. */
+  groups: MarketGroup[];
 }
 
 /**
@@ -253,12 +261,14 @@ export interface StorageDialect extends DirectStatements {
   /** Marks these lots, which a batch left unchanged and in their listing, seen at `at` in lot_sightings (0024), without writing their rows. */
   sightLots(kysely: Kysely<Database>, keys: readonly LotRef[], at: string): Promise<void>;
   /**
-   * Per lot, whether its stored row holds exactly its values and is in its listing, checked in the
-   * database (lot-history.ts), and the stored lot of each that differs, read in the same probe;
-   * null where the dialect leaves both to the batch's read of the stored lots (storedLotsByKey) and
-   * planBatch's comparison.
+   * Writes, in the batch's transaction, what these lots (each its lot's only line in the batch, with
+   * no derived values) change in their stored rows under the merge rule, checked and written in the
+   * database: each row's changed columns, its version (`{field: {from, to}}`, the listing's coming
+   * back with it) and its sighting, and the market groups it leaves or enters when `groups`; lots
+   * as stored are only answered `same` (the caller records their sighting). Null where the dialect
+   * leaves all of it to the batch's read of the stored lots (storedLotsByKey) and planBatch.
    */
-  probeLots(kysely: Kysely<Database>, lots: readonly Lot[]): Promise<LotProbe | null>;
+  writeKnownLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string, options: { groups: boolean }): Promise<KnownLotsWritten | null>;
   /** Appends these versions in the caller's transaction (lot-history.ts). */
   appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void>;
   // Batches (batch-claims.ts): takes the lease of unfinished batches nobody holds (issue 26).

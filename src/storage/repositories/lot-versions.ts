@@ -26,18 +26,7 @@ export interface BatchHistory {
 
 export const lotKey = (auction: string, lotId: number) => `${auction}\u0000${lotId}`;
 
-/**
- * What the database's probe found of a batch's lines (the dialect's probeLots), per line of the
- * batch: `asked` marks the lines it checked (probeCandidates), `same` those of them as stored, and
- * `stored` holds the stored lots of the asked lines that differ.
- */
-export interface ProbedLines {
-  same: readonly boolean[];
-  asked: readonly boolean[];
-  stored: readonly StoredLotJson[];
-}
-
-/** The batch's distinct lots, in their first order; without the lines `skip` marks (their lot known already: the probe's). */
+/** The batch's distinct lots, in their first order; without the lines `skip` marks (written by the dialect already: writeKnownLots). */
 export function batchKeys(lots: readonly Lot[], skip: readonly boolean[] | null = null): LotRef[] {
   const seen = new Set<string>();
   const keys: LotRef[] = [];
@@ -101,9 +90,9 @@ export interface BatchPlan extends BatchHistory {
  *
  * A line whose JSON text is the stored lot's is unchanged without parsing either (the common
  * case of a re-import): the stored text is the database's LotJson, which equals lotJson() of the
- * same values. A line that differs from it is merged into the parsed lot, as the upsert would. A
- * line the database's probe found different (`probed`) goes straight to the merge: its JSON text
- * would be built only to differ.
+ * same values. A line that differs from it is merged into the parsed lot, as the upsert would.
+ * The lines `handled` marks were written by the dialect itself (writeKnownLots: each its lot's
+ * only line), versions and all: they count here as known and not to write, and nothing else.
  */
 export function planBatch(
   before: readonly StoredLotJson[],
@@ -111,12 +100,10 @@ export function planBatch(
   derivable: ReadonlySet<string>,
   at: string,
   source: string,
-  probed: ProbedLines | null = null,
+  handled: readonly boolean[] | null = null,
 ): BatchPlan {
   const states = new Map<string, StoredState>();
   for (const row of before) states.set(lotKey(row.auction, row.lot_id), { row, original: null, lot: null, lines: [], written: false, filled: false, changes: null });
-  const same = probed?.same;
-  const asked = probed?.asked;
   const write = new Array<boolean>(lots.length);
   const known = new Array<boolean>(lots.length);
   const sighted: LotRef[] = [];
@@ -124,11 +111,9 @@ export function planBatch(
   const changing: StoredState[] = [];
   for (let i = 0; i < lots.length; i++) {
     const line = lots[i]!;
-    if (same?.[i]) {
-      // Its lot's only line, equal to the stored lot, which is in its listing (probeBatch): seen, nothing else.
+    if (handled?.[i]) {
       known[i] = true;
       write[i] = false;
-      sighted.push({ auction: line.auction, lotId: line.lot_id });
       continue;
     }
     const state = states.get(lotKey(line.auction, line.lot_id));
@@ -137,7 +122,7 @@ export function planBatch(
       write[i] = true;
       continue;
     }
-    if (state.lot === null && !asked?.[i] && lotJson(line) === state.row.lot) {
+    if (state.lot === null && lotJson(line) === state.row.lot) {
       write[i] = false;
       continue;
     }
@@ -185,8 +170,8 @@ export function planBatch(
 }
 
 /**
- * The lines a dialect may check against their stored lot in the database (the dialect's
- * unchangedLots): a lot's only line in the batch, with no derived values to fill in. A lot named
+ * The lines a dialect may check against their stored lot and write in the database (the dialect's
+ * writeKnownLots): a lot's only line in the batch, with no derived values to fill in. A lot named
  * twice, or with derived values, goes through planBatch's merge, which follows its lines in order.
  */
 export function probeCandidates(lots: readonly Incoming[]): number[] {

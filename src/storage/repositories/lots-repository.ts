@@ -8,7 +8,9 @@ import { PreparedQuery } from '../prepared-query.ts';
 import { buildDeferredIndexes, deferLotsIndexesWhileEmpty } from '../deferred-indexes.ts';
 import { bumpMarketGroups, EPOCH_GROUP, marketGroupsWritten } from './market-groups.ts';
 import { normaliseSource } from '../../domain/lot-history.ts';
-import { batchKeys, planBatch, probeCandidates, type BatchPlan, type ProbedLines } from './lot-versions.ts';
+import { batchKeys, planBatch, probeCandidates, type BatchPlan } from './lot-versions.ts';
+import type { LotRef } from '../../domain/lot-ref.ts';
+import type { MarketGroup } from '../../domain/market-group.ts';
 import type { AfterLotsWritten, LotsTransaction, LotsWrittenHook } from './lots-written.ts';
 import { MediaRepository } from './media-repository.ts';
 import { WatchesRepository } from './watches-repository.ts';
@@ -34,6 +36,15 @@ export interface UpsertOptions {
   now?: Date;
   /** A file's name, a feed's name, `admin-api:<operator token name>`, `demo`; UNNAMED_SOURCE when not given. */
   source?: string;
+}
+
+/** What the dialect wrote itself of a batch's lines (LotsRepository.writeKnownLines), by line index. */
+interface KnownLines {
+  handled: boolean[];
+  asked: boolean[];
+  updated: number[];
+  sighted: LotRef[];
+  groups: MarketGroup[];
 }
 
 /** Fields a derived value may fill: not the lot's identity, not its VIN, not its photos. */
@@ -172,17 +183,17 @@ export class LotsRepository {
           if (then) after.push(then);
         }
       }
-      const probed = this.probeUnchanged ? await this.probeLines(kysely, lots) : null;
-      const unread = batchKeys(lots, probed?.asked ?? null);
-      const read = unread.length > 0 ? await this.db.dialect.storedLotsByKey(kysely, unread) : [];
-      const before = probed && probed.stored.length > 0 ? [...probed.stored, ...read] : read;
-      const plan = planBatch(before, lots, DERIVABLE, at, source, probed);
+      const known = this.probeUnchanged ? await this.writeKnownLines(kysely, lots, at, source) : null;
+      const unread = batchKeys(lots, known?.asked ?? null);
+      const before = unread.length > 0 ? await this.db.dialect.storedLotsByKey(kysely, unread) : [];
+      const plan = planBatch(before, lots, DERIVABLE, at, source, known?.handled ?? null);
       const statuses = await this.writeLines(kysely, lots, plan, at, source);
+      if (known) for (const i of known.updated) statuses[i] = 'updated';
       await fillDerived(kysely, lots, statuses, at);
       await this.db.dialect.appendVersions(kysely, plan.versions);
       await this.db.dialect.touchLots(kysely, plan.touched, at);
-      await this.db.dialect.sightLots(kysely, plan.sighted, at);
-      await bumpMarketGroups(kysely, this.bulkLoading ? [EPOCH_GROUP] : marketGroupsWritten(lots, before, plan));
+      await this.db.dialect.sightLots(kysely, known ? [...plan.sighted, ...known.sighted] : plan.sighted, at);
+      await bumpMarketGroups(kysely, this.bulkLoading ? [EPOCH_GROUP] : known ? [...marketGroupsWritten(lots, before, plan), ...known.groups] : marketGroupsWritten(lots, before, plan));
       for (const status of statuses) summary[status]++;
       this.probeUnchanged = summary.unchanged * 2 >= lots.length;
       for (const then of after) {
@@ -196,22 +207,32 @@ export class LotsRepository {
   }
 
   /**
-   * What the database found of the lines that may be checked there (lot-versions.ts,
-   * probeCandidates; the dialect's probeLots): which are as stored, and the stored lots of those
-   * that differ, so that the batch reads only the other lines' lots. Null where the dialect does
-   * not check.
+   * The lines the dialect checks and writes itself (lot-versions.ts, probeCandidates; the
+   * dialect's writeKnownLots), versions, sightings of the rows it writes and market groups with
+   * them: `handled` marks them for planBatch, `asked` also the ones not stored (planBatch sees them
+   * as new, without reading them), `updated` those that count as updated, `sighted` those left as
+   * stored. Null where the dialect leaves every line to planBatch.
    */
-  private async probeLines(kysely: Kysely<Database>, lots: readonly IncomingLot[]): Promise<ProbedLines | null> {
+  private async writeKnownLines(kysely: Kysely<Database>, lots: readonly IncomingLot[], at: string, source: string): Promise<KnownLines | null> {
     const candidates = probeCandidates(lots);
-    const probe = await this.db.dialect.probeLots(kysely, candidates.length === lots.length ? lots : candidates.map((i) => lots[i]!));
-    if (probe === null) return null;
-    const same = new Array<boolean>(lots.length).fill(false);
+    const written = await this.db.dialect.writeKnownLots(kysely, candidates.length === lots.length ? lots : candidates.map((i) => lots[i]!), at, source, {
+      groups: !this.bulkLoading,
+    });
+    if (written === null) return null;
+    const handled = new Array<boolean>(lots.length).fill(false);
     const asked = new Array<boolean>(lots.length).fill(false);
+    const updated: number[] = [];
+    const sighted: LotRef[] = [];
     for (let j = 0; j < candidates.length; j++) {
-      same[candidates[j]!] = probe.same[j]!;
-      asked[candidates[j]!] = true;
+      const i = candidates[j]!;
+      const outcome = written.outcomes[j]!;
+      asked[i] = true;
+      if (outcome === null) continue;
+      handled[i] = true;
+      if (outcome === 'updated') updated.push(i);
+      else if (outcome === 'same') sighted.push({ auction: lots[i]!.auction, lotId: lots[i]!.lot_id });
     }
-    return { same, asked, stored: probe.stored };
+    return { handled, asked, updated, sighted, groups: written.groups };
   }
 
   /**

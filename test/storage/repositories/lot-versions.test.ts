@@ -3,7 +3,7 @@ import { LISTING_FIELD, type LotVersion } from '../../../src/domain/lot-history.
 import { LOT_FIELDS, lotJson, type Lot } from '../../../src/domain/lot.ts';
 import { Prng } from '../../../src/dev/seed/prng.ts';
 import { lotHistory, statesOf } from '../../../src/history/lot-history.ts';
-import type { LotProbe } from '../../../src/storage/dialects/dialect.ts';
+import type { KnownLotsWritten } from '../../../src/storage/dialects/dialect.ts';
 import { mergeLot } from '../../../src/storage/lot-rows.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../support/databases.ts';
 import { makeLot, validVin } from '../../support/fixtures.ts';
@@ -143,8 +143,8 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
     expect(history.versions[0]!.changed.price).toEqual({ from: null, to: 100 });
   });
 
-  it('finds the same outcome whether the batch asks the database for its unchanged lines first or compares them itself', async () => {
-    const probe = vi.spyOn(t.db.dialect, 'probeLots');
+  it('finds the same outcome whether the database checks and writes the lots named once or the batch compares and merges them itself', async () => {
+    const probe = vi.spyOn(t.db.dialect, 'writeKnownLots');
     const read = vi.spyOn(t.db.dialect, 'storedLotsByKey');
     /** One scenario on its own lot ids: stored lots, then a batch of every kind of line; what it leaves. */
     const scenario = async (base: number, probing: boolean) => {
@@ -154,7 +154,8 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
       // The batch before decides whether the next one probes: a re-import of every stored lot as it is, or new lots only.
       const before = probing ? stored : Array.from({ length: 40 }, (_, i) => randomLot(new Prng(100 + i), key(100 + i)));
       await t.repos.lots.upsertBatch(before, { now: new Date('2026-11-02T00:00:00.000Z') });
-      await t.repos.lotHistory.recordListing([{ auction: key(5).auction, lotId: key(5).lot_id }], 'left', { now: new Date('2026-11-03T00:00:00.000Z') });
+      // Out of their listing: lot 5 comes back as it is, lot 8 comes back changed.
+      await t.repos.lotHistory.recordListing([5, 8].map((i) => ({ auction: key(i).auction, lotId: key(i).lot_id })), 'left', { now: new Date('2026-11-03T00:00:00.000Z') });
       const lines: Lot[] = [];
       for (let i = 0; i < 40; i++) {
         const lot = stored[i]!;
@@ -166,18 +167,24 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
       lines.push(randomLot(new Prng(200), key(200))); // new
       probe.mockClear();
       read.mockClear();
+      const generations = async () =>
+        new Map((await t.db.kysely.selectFrom('market_groups').selectAll().execute()).map((g) => [`${g.make_key}/${g.model_key}/${g.year}/${g.month}`, Number(g.generation)]));
+      const was = await generations();
       const summary = await t.repos.lots.upsertBatch(lines, { now: new Date('2026-11-04T00:00:00.000Z'), source: 'batch.ndjson' });
+      // The market groups the batch bumped, and by how much (once each): the same lots' values in both scenarios make the same groups.
+      const bumped = [...(await generations())].filter(([group, generation]) => generation !== (was.get(group) ?? 0)).map(([group, generation]) => [group, generation - (was.get(group) ?? 0)]).sort();
       const asked = probe.mock.calls.length > 0;
       const readKeys = read.mock.calls.reduce((sum, [, keys]) => sum + keys.length, 0);
-      const answers = await Promise.all(probe.mock.results.map((result) => result.value as Promise<LotProbe | null>));
-      const found = answers.flatMap((answer) => answer?.same ?? []).filter(Boolean).length;
-      const storedFound = answers.reduce((sum, answer) => sum + (answer?.stored.length ?? 0), 0);
+      const answers = await Promise.all(probe.mock.results.map((result) => result.value as Promise<KnownLotsWritten | null>));
+      const outcomes = answers.flatMap((answer) => answer?.outcomes ?? []);
+      const found = outcomes.filter((outcome) => outcome === 'same').length;
+      const storedFound = outcomes.filter((outcome) => outcome === 'updated' || outcome === 'listed').length;
       const histories = [];
       for (const i of [...Array.from({ length: 40 }, (_, i) => i), 200]) {
         const history = lotHistory((await t.repos.lotHistory.historyOf({ auction: key(i).auction, lotId: key(i).lot_id }))!);
         histories.push({ states: statesOf(history).map((state) => ({ ...state, lot_id: state.lot_id - base })), versions: history.versions.map((v) => [v.observed_at, v.source, { ...v.changed, lot_id: null }]), last: history.last_seen_at });
       }
-      return { summary, histories, asked, found, storedFound, readKeys };
+      return { summary, histories, asked, found, storedFound, readKeys, outcomes, bumped };
     };
     const probed = await scenario(29_400_000, true);
     const compared = await scenario(29_500_000, false);
@@ -186,14 +193,17 @@ describe.each(DIALECTS)('lot versions written by the import (%s)', (dialect) => 
     // SQLite checks in the database (most lines as stored); PostgreSQL leaves it to the comparison.
     if (dialect === 'sqlite') {
       expect(probed.found).toBeGreaterThan(15);
-      // The changed lines' stored lots come from the probe (lot 5, out of its listing, among them), not from a second read.
+      // The changed lines are written by the database itself (lot 5, only back in its listing, among them), not read.
       expect(probed.storedFound).toBeGreaterThan(5);
+      expect(probed.outcomes).toContain('listed');
       // Read by key: only the lots named twice (9, 18, 27), which the probe does not check.
       expect(probed.readKeys).toBe(3);
     }
     expect(probed.summary).toEqual({ inserted: 1, updated: 13, unchanged: 30 });
     expect(probed.summary).toEqual(compared.summary);
     expect(probed.histories).toEqual(compared.histories);
+    expect(probed.bumped.length).toBeGreaterThan(0);
+    expect(probed.bumped).toEqual(compared.bumped);
     probe.mockRestore();
     read.mockRestore();
   });

@@ -117,9 +117,9 @@ export class PostgresStorageDialect implements StorageDialect {
 
   /**
    * None: a probe a lot would be a round trip a lot; the batch's one read of the stored lots
-   * (storedLotsByKey) and planBatch's comparison find the unchanged ones.
+   * (storedLotsByKey, FOR UPDATE) and planBatch's comparison find what changes.
    */
-  async probeLots(): Promise<null> {
+  async writeKnownLots(): Promise<null> {
     return null;
   }
 

@@ -12,14 +12,14 @@ import type { BatchClaim } from '../dialect.ts';
 import { claimBatchesSqlite } from './batch-claims.ts';
 import { storeBatchSqlite } from './batch-items.ts';
 import type { SearchCommit } from '../../search-commit.ts';
-import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, LotJsonRow, LotProbe, LotUpdate, MailClaim, QueuedUrl, LotVersionRow, StorageDialect, StoredLotJson } from '../dialect.ts';
+import type { ClaimedRow, ClaimOptions, EventClaim, IndexDefinition, KnownLotsWritten, LotJsonRow, LotUpdate, MailClaim, QueuedUrl, LotVersionRow, StorageDialect, StoredLotJson } from '../dialect.ts';
 import { lockAccountSqlite } from './account-lock.ts';
 import { insertAttemptsSqlite } from './auth-attempts.ts';
 import { SQLITE_PAGE_BYTES, startCheckpointer, WAL_RESTART_BYTES, type Checkpointer } from './checkpointer.ts';
 import { isSqliteUniqueViolation, openSqlite } from './connection.ts';
 import { runDirect, runKeptDirect } from './direct-statements.ts';
 import { lotJsonOfRowSqlite, lotsJsonByVinSqlite, withImages } from './lot-json.ts';
-import { appendVersionsSqlite, lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite, probeLotsSqlite } from './lot-history.ts';
+import { appendVersionsSqlite, lotRowsByKeySqlite, sightLotsSqlite, storedLotsByKeySqlite, touchLotsSqlite, writeKnownLotsSqlite } from './lot-history.ts';
 import { versionsInAppendOrderSqlite } from './report-snapshot.ts';
 import { tuneSqliteForBulkLoad, updateLotsSqlite, upsertLotsSqlite } from './lots-upsert.ts';
 import { buildIndexSqlite, indexExistsSqlite, secondaryLotsIndexesSqlite } from './lots-indexes.ts';
@@ -150,8 +150,8 @@ export class SqliteStorageDialect implements StorageDialect {
     return sightLotsSqlite(kysely, keys, at);
   }
 
-  probeLots(kysely: Kysely<Database>, lots: readonly Lot[]): Promise<LotProbe> {
-    return probeLotsSqlite(kysely, this.raw, lots);
+  writeKnownLots(kysely: Kysely<Database>, lots: readonly Lot[], at: string, source: string, options: { groups: boolean }): Promise<KnownLotsWritten> {
+    return writeKnownLotsSqlite(kysely, this.raw, lots, at, source, options);
   }
 
   appendVersions(kysely: Kysely<Database>, versions: readonly LotVersionRow[]): Promise<void> {

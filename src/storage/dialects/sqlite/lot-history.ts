@@ -1,9 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import type { LotRef } from '../../../domain/lot-ref.ts';
+import { LISTING_FIELD } from '../../../domain/lot-history.ts';
 import { LOT_FIELDS, type Lot } from '../../../domain/lot.ts';
+import { MARKET_FIELDS } from '../../../domain/market-group.ts';
+import { changedColumns } from '../../lot-rows.ts';
 import type { Database, LotRow } from '../../schema.ts';
-import type { LotProbe, LotVersionRow, StoredLotJson } from '../dialect.ts';
+import type { KnownLotOutcome, KnownLotsWritten, LotVersionRow, StoredLotJson } from '../dialect.ts';
 import { directStatement } from './direct-statements.ts';
 import { lotJsonPairs, withImages } from './lot-json.ts';
 
@@ -73,40 +76,137 @@ export async function appendVersionsSqlite(kysely: Kysely<Database>, raw: Better
   });
 }
 
-/** Every field of a lot but its key, compared with `is` (equal, or both null); `images` as its stored JSON text. */
-const COMPARED = LOT_FIELDS.filter((field) => field !== 'auction' && field !== 'lot_id');
-const PROBE = `select case when left_listing_at is null and ${COMPARED.map((field) => `"${field}" is ?`).join(' and ')} then null
-    else json_object(${PAIRS}) end, images, left_listing_at from lots where auction = ? and lot_id = ?`;
+/** Every field of a lot but its key, in LOT_FIELDS order: what a line may change. */
+const MERGED = LOT_FIELDS.filter((field) => field !== 'auction' && field !== 'lot_id');
+const quote = (name: string) => `"${name}"`;
+/** The bit of a lot out of its listing in the probe's answer, above the fields' bits (28 fields: well inside 31 bits). */
+const LISTED_BIT = 2 ** MERGED.length;
 
 /**
- * SQLite: per lot, one prepared probe of the primary key that compares the stored row's columns
- * with the lot's values (rowParams' values: what the upsert would store), on better-sqlite3 itself
- * while the batch's transaction holds the connection. A re-import's unchanged lines, most of them,
- * then cost no JSON text built by SQLite, handed to JavaScript and compared with lotJson() of the
- * line (about half the CPU a line: docs/benchmarks.md, "Re-imports"). Equal columns mean equal
- * JSON texts. A lot that differs in any way (or is out of its listing) gets its stored lot's JSON
- * text from the same probe, as storedLotsByKey builds it: the row is read once, where a second
- * read by key cost a changed line a fifth more (docs/benchmarks.md, the import against 082863a).
+ * mergeLot's rule of one field over the line's bound values (`p`, each bound once: better-sqlite3
+ * binds no numbered parameter twice) and the stored row: the line gives a value and it differs.
  */
-export async function probeLotsSqlite(kysely: Kysely<Database>, raw: BetterSqlite3.Database, lots: readonly Lot[]): Promise<LotProbe> {
-  if (lots.length === 0) return { same: [], stored: [] };
+const fieldChanges = (field: string) =>
+  field === 'images' ? `(p."images" <> '[]' and p."images" <> lots."images")` : `(p.${quote(field)} is not null and lots.${quote(field)} is not p.${quote(field)})`;
+
+/**
+ * Per line, one probe of the primary key: 0 when the stored row holds exactly the line's values and
+ * is in its listing (most lines of a re-import: one conjunction that stops at the first difference),
+ * else the bits of the fields the line changes and of the listing; no row for a lot not stored.
+ */
+const PROBE = `select case when lots.left_listing_at is null and ${MERGED.map((field) => `lots.${quote(field)} is p.${quote(field)}`).join(' and ')} then 0
+    else ${MERGED.map((field, bit) => `(case when ${fieldChanges(field)} then ${2 ** bit} else 0 end)`).join(' + ')} + (case when lots.left_listing_at is null then 0 else ${LISTED_BIT} end) end
+  from (select ${LOT_FIELDS.map((field) => `? as ${quote(field)}`).join(', ')}) as p join lots on lots.auction = p.auction and lots.lot_id = p.lot_id`;
+
+/**
+ * The batch that writeKnownLots is writing, for the trigger below: on while it updates rows
+ * (`observe`), its moment and source, and whether it records market groups. TEMP objects: this
+ * connection's own, nothing in the schema, no other connection's updates see them.
+ */
+const BATCH_TABLE = 'create temp table if not exists lot_history_batch (observe integer not null, at text not null, source text not null, groups integer not null)';
+const GROUPS_TABLE =
+  'create temp table if not exists lot_history_groups (make_key text not null, model_key text not null, year integer not null, month text not null, primary key (make_key, model_key, year, month)) without rowid';
+
+/** `,"field":{"from":..,"to":..}` when the update moved the field, as lotChanges and JSON.stringify write it; `images` is stored as its JSON text. */
+const changedPiece = (field: string) =>
+  field === 'images'
+    ? `case when OLD."images" is not NEW."images" then ',"images":{"from":' || OLD."images" || ',"to":' || NEW."images" || '}' else '' end`
+    : `case when OLD.${quote(field)} is not NEW.${quote(field)} then ',"${field}":' || json_object('from', OLD.${quote(field)}, 'to', NEW.${quote(field)}) else '' end`;
+const LISTING_PIECE = `case when OLD.left_listing_at is not null and NEW.left_listing_at is null then ',"${LISTING_FIELD}":{"from":"left","to":"listed"}' else '' end`;
+/** comparableGroup in SQL over a row (domain/market-group.ts): the stored keys are marketKey of the brand and model. */
+const groupOf = (row: 'OLD' | 'NEW') => `insert or ignore into temp.lot_history_groups
+    select ${row}.make_key, ${row}.model_key, ${row}.year, substr(${row}.sale_date, 1, 7)
+    where b.groups and (${MARKET_FIELDS.map((field) => `OLD.${quote(field)} is not NEW.${quote(field)}`).join(' or ')})
+      and ${row}.price > 0 and ${row}.year is not null and ${row}.sale_date is not null and ${row}.make_key is not null and ${row}.model_key is not null`;
+/**
+ * The version of a row writeKnownLots updates, from OLD and NEW (the statement knows which columns
+ * it sets, not which values it moves from what), and the groups it leaves and enters.
+ */
+const TRIGGER = `create temp trigger if not exists lot_history_versions after update on main.lots
+  when (select observe from temp.lot_history_batch) begin
+    insert into main.lot_versions (auction, lot_id, observed_at, source, changed)
+      select NEW.auction, NEW.lot_id, b.at, b.source, '{' || substr(${MERGED.map(changedPiece).join(' || ')} || ${LISTING_PIECE}, 2) || '}'
+      from temp.lot_history_batch as b;
+    ${groupOf('OLD').replace('where b.groups', 'from temp.lot_history_batch as b where b.groups')};
+    ${groupOf('NEW').replace('where b.groups', 'from temp.lot_history_batch as b where b.groups')};
+  end`;
+
+const updateTexts = new Map<number, string>();
+
+/**
+ * The update of a probe's answer, one text per set of bits: the changed fields with their market
+ * keys, updated_at and the sighting (changedColumns, as updateLots writes them), or the sighting
+ * alone for a lot only back in its listing (as touchLots writes it); the listing's back in any case.
+ */
+function updateText(bits: number, columns: readonly string[]): string {
+  let text = updateTexts.get(bits);
+  if (text === undefined) {
+    text = `update lots set ${columns.map((column) => `${quote(column)} = ?`).join(', ')}, "left_listing_at" = null where "auction" = ? and "lot_id" = ?`;
+    updateTexts.set(bits, text);
+  }
+  return text;
+}
+
+/** Creates this connection's batch table, groups table and trigger unless they exist (a rolled-back batch takes back what it created). */
+function historyTrigger(raw: BetterSqlite3.Database): void {
+  if (directStatement(raw, "select 1 from temp.sqlite_master where type = 'trigger' and name = 'lot_history_versions'").get() !== undefined) return;
+  raw.exec(BATCH_TABLE);
+  raw.exec(GROUPS_TABLE);
+  raw.exec(TRIGGER);
+}
+
+/**
+ * SQLite: per lot (its batch's only line for it, no derived values), one prepared probe of the
+ * primary key that answers which fields the line changes under the merge rule; then, for the lots
+ * it changes, one prepared update of those columns a set of columns, whose version and market
+ * groups a TEMP trigger on lots writes from OLD and NEW. A line as stored costs its probe alone; no
+ * stored lot becomes JSON or a JavaScript value, and nothing is merged or diffed in JavaScript
+ * (that cost a changed re-import more than the statements did: docs/benchmarks.md, "A changed
+ * re-import in SQLite alone"). An update of only the changed columns rewrites only the indexes
+ * that hold them, where an upsert's DO UPDATE of every column rewrote all seven. The batch's
+ * transaction holds the write lock since its BEGIN IMMEDIATE, so the probe's answer is what the
+ * update finds.
+ */
+export async function writeKnownLotsSqlite(
+  kysely: Kysely<Database>,
+  raw: BetterSqlite3.Database,
+  lots: readonly Lot[],
+  at: string,
+  source: string,
+  options: { groups: boolean },
+): Promise<KnownLotsWritten> {
+  if (lots.length === 0) return { outcomes: [], groups: [] };
   return kysely.getExecutor().provideConnection(async () => {
-    const probe = directStatement(raw, PROBE).raw();
-    const params: unknown[] = new Array<unknown>(COMPARED.length + 2);
-    const same = new Array<boolean>(lots.length);
-    const stored: StoredLotJson[] = [];
+    historyTrigger(raw);
+    directStatement(raw, 'delete from temp.lot_history_batch').run();
+    directStatement(raw, 'insert into temp.lot_history_batch (observe, at, source, groups) values (1, ?, ?, ?)').run(at, source, options.groups ? 1 : 0);
+    const probe = directStatement(raw, PROBE).pluck();
+    const params: unknown[] = new Array<unknown>(LOT_FIELDS.length);
+    const outcomes = new Array<KnownLotOutcome>(lots.length);
+    const fields: string[] = [];
     for (let i = 0; i < lots.length; i++) {
       const lot = lots[i]!;
-      let p = 0;
-      for (const field of COMPARED) params[p++] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
-      params[p++] = lot.auction;
-      params[p] = lot.lot_id;
-      const row = probe.get(params) as [string | null, string, string | null] | undefined;
-      same[i] = row !== undefined && row[0] === null;
-      if (row !== undefined && row[0] !== null) {
-        stored.push(withImages({ auction: lot.auction, lot_id: lot.lot_id, lot: row[0], images: row[1], left_listing_at: row[2] }));
+      for (let p = 0; p < LOT_FIELDS.length; p++) {
+        const field = LOT_FIELDS[p]!;
+        params[p] = field === 'images' ? JSON.stringify(lot.images) : lot[field];
+      }
+      const bits = probe.get(params) as number | undefined;
+      if (bits === undefined) outcomes[i] = null;
+      else if (bits === 0) outcomes[i] = 'same';
+      else {
+        fields.length = 0;
+        for (let bit = 0; bit < MERGED.length; bit++) if (bits & (2 ** bit)) fields.push(MERGED[bit]!);
+        const { columns, values } = fields.length > 0 ? changedColumns(fields, lot, at) : { columns: ['last_seen_at'], values: [at] };
+        values.push(lot.auction, lot.lot_id);
+        directStatement(raw, updateText(bits, columns)).run(values);
+        outcomes[i] = fields.length > 0 ? 'updated' : 'listed';
       }
     }
-    return { same, stored };
+    directStatement(raw, 'update temp.lot_history_batch set observe = 0').run();
+    const groups = (directStatement(raw, 'select make_key, model_key, year, month from temp.lot_history_groups').raw().all() as [string, string, number, string][]).map(
+      ([makeKey, modelKey, year, month]) => ({ makeKey, modelKey, year, month }),
+    );
+    if (groups.length > 0) directStatement(raw, 'delete from temp.lot_history_groups').run();
+    return { outcomes, groups };
   });
 }
