@@ -8,6 +8,9 @@
  * --isolate parts what a pull does to the searches into its write lock and its CPU: beside each
  * pull on the searches' database, the same pull into another database and threads spinning at the
  * pull's priority (FEEDS_THREAD_PRIORITY). --rate adds the same phases with searches started on a fixed schedule.
+ * The pulls give way to the searches in flight (FEEDS_YIELD_MS; 0 in the environment: they never
+ * do, the behaviour before it, to alternate A/B in one tree); each pull's line says how long its
+ * threads paused and how often the floor cut a pause short.
  * See docs/benchmarks.md.
  */
 import { createReadStream, readdirSync, readFileSync } from 'node:fs';
@@ -28,7 +31,7 @@ import { BULK_LOAD_BATCH_SIZE } from '../src/ingest/import-lots.ts';
 import { MemoryRateLimiter } from '../src/limits/rate/memory-rate-limiter.ts';
 import { migrateToLatest, openDatabase, WriteGate, type Db } from '../src/storage/database.ts';
 import { createRepositories } from '../src/storage/repositories/index.ts';
-import { CHRT, lowerOwnPriorityCode, type ThreadPriority } from '../src/worker-threads.ts';
+import { CHRT, lowerOwnPriorityCode, type RequestsInFlight, type ThreadPriority } from '../src/worker-threads.ts';
 import { createUnboundedCustomer } from './support/bench-data.ts';
 import { COPART_HEADER, copartRow, quote, writeLines } from './support/bench-files.ts';
 import { summariseLatencies } from './support/latencies.ts';
@@ -72,15 +75,21 @@ function priorityEnv(): Record<string, string> {
 
 const describePriority = (priority: ThreadPriority) => (priority.idle ? (CHRT ? 'SCHED_IDLE' : `nice ${priority.niceness} (no chrt)`) : `nice ${priority.niceness}`);
 
-async function fresh(dir: string, name: string): Promise<{ db: Db; services: Container; close: () => Promise<void> }> {
+/**
+ * `requestsInFlight`: the searches' app's count, for the isolating database's pulls, so that they
+ * give way to the searches as the pull on the searches' database does (the same work, paused alike).
+ */
+async function fresh(dir: string, name: string, requestsInFlight?: RequestsInFlight): Promise<{ db: Db; services: Container; close: () => Promise<void> }> {
   const dataDir = path.join(dir, name);
-  // FEEDS_SLICE_MS likewise: 0 writes whole batches while searches commit (the behaviour before slices).
+  // FEEDS_SLICE_MS likewise: 0 writes whole batches while searches commit (the behaviour before slices);
+  // FEEDS_YIELD_MS=0: a pull that never gives way to the searches in flight (the behaviour before it).
   const slices = process.env.FEEDS_SLICE_MS === undefined ? {} : { FEEDS_SLICE_MS: process.env.FEEDS_SLICE_MS };
-  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true', ...priorityEnv(), ...slices });
+  const yieldMs = process.env.FEEDS_YIELD_MS === undefined ? {} : { FEEDS_YIELD_MS: process.env.FEEDS_YIELD_MS };
+  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://bench.invalid', DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true', ...priorityEnv(), ...slices, ...yieldMs });
   const db = await openDatabase(config.database, { backgroundCheckpoint: true });
   await migrateToLatest(db);
   const rateLimiter = new MemoryRateLimiter();
-  const services = createContainer({ config, db, log: pino({ level: 'silent' }), rateLimiter, overrides: { feedTuning: { batchSize: feedBatch } } });
+  const services = createContainer({ config, db, log: pino({ level: 'silent' }), rateLimiter, overrides: { feedTuning: { batchSize: feedBatch }, ...(requestsInFlight ? { requestsInFlight } : {}) } });
   return {
     db,
     services,
@@ -299,7 +308,7 @@ async function main(): Promise<void> {
     // own before any search, so that each pull of it during the searches upserts the same 200,000
     // unchanged lots as the pull on the searches' database, with no write lock in common.
     if (isolate) {
-      otherDb = await fresh(dir, 'other');
+      otherDb = await fresh(dir, 'other', services.requestsInFlight);
       await otherDb.services.feeds.add({ name: 'bench', url, format: 'copart-csv' });
       log('isolating database: first pull');
       const first = await otherDb.services.feeds.runNow('bench', false);
@@ -379,7 +388,7 @@ async function main(): Promise<void> {
       const end = performance.now() + seconds * 1000;
       return () => performance.now() >= end;
     };
-    type Phase = Awaited<ReturnType<typeof searchUntil>> & { waits: string; what: string };
+    type Phase = Awaited<ReturnType<typeof searchUntil>> & { waits: string; what: string; gaveWay?: string };
     const idlePhase = async (rate: number | null): Promise<Phase> => {
       const waits = gateWaits(db);
       const result = await searchUntil(rate, forSeconds(idleSeconds));
@@ -404,6 +413,7 @@ async function main(): Promise<void> {
       }, 20);
       const pull = on.services.feeds.runNow('bench', false).finally(() => (pulling = false));
       const waits = gateWaits(db);
+      const gaveBefore = services.requestsInFlight.gaveWay();
       const result = await searchUntil(rate, () => !pulling, () => importAt);
       clearInterval(watch);
       const waited = waits();
@@ -411,7 +421,11 @@ async function main(): Promise<void> {
       if (ticker) clearInterval(ticker);
       const pullSeconds = (performance.now() - started) / 1000;
       if (run.kind !== 'done' || run.result.status !== 'ok') throw new Error(`the pull failed: ${JSON.stringify(run)}`);
-      return { ...result, waits: waited, pullSeconds, what: target === 'same' ? `during a pull (${pullSeconds.toFixed(1)} s)` : `during a pull into another database (${pullSeconds.toFixed(1)} s)` };
+      const gave = services.requestsInFlight.gaveWay();
+      const pausedSeconds = (gave.pausedMs - gaveBefore.pausedMs) / 1000;
+      // Both threads pause, each on its own: their paused time is over two threads' time.
+      const gaveWay = `${gave.pauses - gaveBefore.pauses} pauses, ${pausedSeconds.toFixed(1)} s paused in all (${((100 * pausedSeconds) / (2 * pullSeconds)).toFixed(0)}% of the two threads' ${pullSeconds.toFixed(1)} s), ${gave.floorHits - gaveBefore.floorHits} cut short by the floor (FEEDS_YIELD_MS ${on.services.config.feeds.yieldMs})`;
+      return { ...result, waits: waited, pullSeconds, gaveWay, what: target === 'same' ? `during a pull (${pullSeconds.toFixed(1)} s)` : `during a pull into another database (${pullSeconds.toFixed(1)} s)` };
     };
     // Threads at the pull's niceness spinning for `seconds`: the pull's CPU demand without its lock.
     const spinPhase = async (rate: number | null, seconds: number): Promise<Phase> => {
@@ -428,7 +442,7 @@ async function main(): Promise<void> {
     const line = (phase: Phase) =>
       `search, ${phase.what}: ${phase.count} searches, p50 ${phase.p50.toFixed(2)} ms, p99 ${phase.p99.toFixed(2)} ms, max ${phase.max.toFixed(1)} ms${
         phase.parts ? ` (the download and checks, ${phase.parts.downloadSeconds.toFixed(1)} s: ${phase.parts.download.count}, p99 ${phase.parts.download.p99.toFixed(2)} ms; the import: ${phase.parts.import.count}, p50 ${phase.parts.import.p50.toFixed(2)}, p99 ${phase.parts.import.p99.toFixed(2)} ms)` : ''
-      }; event loop delay p99 ${phase.loopP99.toFixed(1)} ms; CPU ${phase.cpu}; search commits' wait at the write gate: ${phase.waits}`;
+      }; event loop delay p99 ${phase.loopP99.toFixed(1)} ms; CPU ${phase.cpu}; search commits' wait at the write gate: ${phase.waits}${phase.gaveWay ? `; the pull gave way: ${phase.gaveWay}` : ''}`;
     const ratio = (phase: Phase, idle: number) => `${(phase.p99 / idle).toFixed(2)}`;
     const searchLines: string[] = [];
     for (const rate of [null, ...rates]) {
@@ -448,7 +462,7 @@ async function main(): Promise<void> {
       searchLines.push(
         `-- ${label}`,
         ...phases.map(line),
-        `p99 / idle (the lower idle): during a pull ${ratio(during, lowest)}${other ? `, a pull into another database ${ratio(other, lowest)}` : ''}${spin ? `, spinning threads ${ratio(spin, lowest)}` : ''} (target <= 1.2)`,
+        `p99 / idle (the lower idle): during a pull ${ratio(during, lowest)} (the pull ${during.pullSeconds.toFixed(1)} s)${other ? `, a pull into another database ${ratio(other, lowest)}` : ''}${spin ? `, spinning threads ${ratio(spin, lowest)}` : ''} (target <= 1.2)`,
       );
     }
     await app.close();
@@ -459,7 +473,7 @@ async function main(): Promise<void> {
       `file: ${int.format(count)} lots, Copart CSV, ${int.format(bytes / 2 ** 20)} MiB, served from 127.0.0.1`,
       `vinhistory import (worker, batch ${BULK_LOAD_BATCH_SIZE}): ${importRates.map((r) => int.format(r)).join(', ')} lots/s`,
       `feed pull (download, checks, import; batch ${feedBatch}): ${feedRates.map((r) => int.format(r)).join(', ')} lots/s`,
-      `the pull's threads: ${describePriority(pullPriority)}; FEEDS_SLICE_MS ${process.env.FEEDS_SLICE_MS ?? 'default'}`,
+      `the pull's threads: ${describePriority(pullPriority)}; FEEDS_SLICE_MS ${process.env.FEEDS_SLICE_MS ?? 'default'}; FEEDS_YIELD_MS ${services.config.feeds.yieldMs} (0: the pull never gives way to the searches in flight)`,
       `feed / import (best of each): ${(best(feedRates) / best(importRates)).toFixed(2)} (target >= 0.8)`,
       `event loop thread's CPU during each pull (download, checks, import; the whole process's beside it): ${loopShares.join('; ') || 'not measured (no /proc)'}`,
       `threads' CPU during each pull with no search: ${threadShares.join('; ') || 'not measured (no /proc)'}`,

@@ -9,6 +9,7 @@ import view from './web/view.ts';
 import authentication from './http/plugins/authentication.ts';
 import errorHandler from './http/plugins/error-handler.ts';
 import metricsPlugin from './http/plugins/metrics.ts';
+import requestsInFlight from './http/plugins/requests-in-flight.ts';
 import healthRoutes from './http/health.ts';
 import lotRoutes from './http/api/v1/lots.ts';
 import catalogueRoutes from './http/api/v1/catalogue.ts';
@@ -126,6 +127,8 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(swagger);
   await app.register(errorHandler);
   await app.register(metricsPlugin);
+  // Counts the searches and the other counted requests in flight, which a feed's pull gives way to.
+  await app.register(requestsInFlight);
   await app.register(authentication);
 
   // The website (landing, pricing, sign-up, the personal account) in a scope of its own with

@@ -149,6 +149,12 @@ const EnvSchema = Type.Object({
   FEEDS_THREAD_NICE: Type.Optional(Type.String({ pattern: '^(?:[0-9]|1[0-9])$' })),
   /** SQLite: while searches commit, a pull's batch is written in transactions of about this much write-lock time, ms (0: whole batches). */
   FEEDS_SLICE_MS: Type.String({ pattern: '^(?:0|[0-9]{1,3}(?:\\.[0-9]{1,3})?)$', default: '0.5' }),
+  /**
+   * The longest a pull's reading or storing thread pauses at a time while the server answers a
+   * counted API request (a search, the catalogue, the market, a lot, its history), ms; after a
+   * pause that long it works on a tenth of it before pausing again. 0: a pull never pauses.
+   */
+  FEEDS_YIELD_MS: Type.String({ pattern: '^(?:0|[1-9][0-9]{0,4})$', default: '100' }),
   // --- end feeds ---
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
@@ -245,7 +251,7 @@ export interface Config {
    * header's `env:NAME` is read from when a pull runs (read then, so that a value set after start
    * or rotated is the one sent; never stored).
    */
-  readonly feeds: { readonly workerInServe: boolean; readonly leaseMs: number; readonly pollMs: number; readonly maxBytes: number; readonly threadPriority: ThreadPriority; readonly sliceMs: number; readonly environment: (name: string) => string | undefined };
+  readonly feeds: { readonly workerInServe: boolean; readonly leaseMs: number; readonly pollMs: number; readonly maxBytes: number; readonly threadPriority: ThreadPriority; readonly sliceMs: number; readonly yieldMs: number; readonly environment: (name: string) => string | undefined };
 }
 
 export class ConfigError extends Error {
@@ -290,6 +296,7 @@ const HINTS: Record<string, string> = {
   FEEDS_THREAD_PRIORITY: 'idle (SCHED_IDLE), or a whole number from 0 (as the server) to 19 (lowest priority)',
   FEEDS_THREAD_NICE: 'a whole number from 0 (as the server) to 19 (lowest priority), e.g. 19',
   FEEDS_SLICE_MS: 'milliseconds, 0 (whole batches) or a number such as 0.5',
+  FEEDS_YIELD_MS: 'a whole number of milliseconds from 0 (never pause) to 99999, e.g. 100',
   WEBHOOK_LEASE_MS: `a whole number of milliseconds from ${MIN_WEBHOOK_LEASE_MS} to 9999999, e.g. 60000`,
   BATCH_LEASE_MS: 'a whole number of milliseconds from 1000 to 999999, e.g. 30000',
   MEDIA_ARCHIVE: 'one of off, directory, s3',
@@ -418,6 +425,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxBytes: Number(env.FEEDS_MAX_MB) * 1024 * 1024,
       threadPriority: feedThreadPriority(env.FEEDS_THREAD_PRIORITY ?? env.FEEDS_THREAD_NICE ?? 'idle'),
       sliceMs: Number(env.FEEDS_SLICE_MS),
+      yieldMs: Number(env.FEEDS_YIELD_MS),
       environment: (name: string) => source[name],
     }),
   });

@@ -61,6 +61,7 @@ import { ReportVerification } from './verification/report-verification.ts';
 import { FeedService } from './feeds/feed-service.ts';
 import { FeedScheduler } from './feeds/feed-scheduler.ts';
 import { DEFAULT_FEED_TUNING, FeedPuller, type FeedTuning } from './feeds/feed-puller.ts';
+import { RequestsInFlight } from './worker-threads.ts';
 // Batches (issue 26).
 import { BatchService } from './batches/batch-service.ts';
 import { BatchRunner } from './batches/batch-runner.ts';
@@ -84,6 +85,8 @@ export interface ContainerOverrides {
   /** Feeds: shorter retries and time-outs, and the scheduler's poll (tests). */
   feedTuning?: Partial<FeedTuning>;
   feedPollMs?: number;
+  /** The counted requests a pull gives way to: bench:feeds gives a second database's pulls the searches' app's. */
+  requestsInFlight?: RequestsInFlight;
   /** The batch runner's pace: tests shorten the poll and the lease. */
   batchRunner?: { pollMs?: number; leaseMs?: number };
 }
@@ -174,6 +177,8 @@ export interface Container {
   readonly feeds: FeedService;
   /** Pulls due feeds, one instance at a time per feed; `serve` starts it (unless FEEDS_WORKER=false). */
   readonly feedScheduler: FeedScheduler;
+  /** The counted API requests in flight, which a pull's threads give way to (the app counts them). */
+  readonly requestsInFlight: RequestsInFlight;
   // Batches (issue 26).
   /** Batches as the customer makes and reads them. */
   readonly batches: BatchService;
@@ -311,6 +316,7 @@ export function createContainer(options: ContainerOptions): Container {
   const bulkWriter = db.dialect.bulkWriter();
   const ingest = new IngestService(repos.lots, config.dataDir, bulkWriter ? { writer: bulkWriter, photoArchive: config.media.store !== null, sliceMs: config.feeds.sliceMs } : null);
   // Feeds: pulled through the outbound client, stored through the ingest pipeline.
+  const requestsInFlight = overrides.requestsInFlight ?? new RequestsInFlight();
   const feedScheduler = new FeedScheduler({
     feeds: repos.feeds,
     puller: new FeedPuller({
@@ -323,6 +329,7 @@ export function createContainer(options: ContainerOptions): Container {
       dir: path.join(config.dataDir, 'feeds'),
       maxBytes: config.feeds.maxBytes,
       threadPriority: config.feeds.threadPriority,
+      giveWay: { buffer: requestsInFlight.buffer, maxPauseMs: config.feeds.yieldMs },
       tuning: { ...DEFAULT_FEED_TUNING, ...overrides.feedTuning },
       now,
       log: log.child({ component: 'feeds' }),
@@ -418,6 +425,7 @@ export function createContainer(options: ContainerOptions): Container {
     }),
     feeds,
     feedScheduler,
+    requestsInFlight,
     batches,
     batchRunner,
     close: async () => {

@@ -217,4 +217,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ FEEDS_THREAD_NICE: '0' }).feeds.threadPriority).toEqual({ idle: false, niceness: 0 });
     for (const value of ['20', '-1', 'IDLE', 'low']) expect(problemsOf({ FEEDS_THREAD_PRIORITY: value })[0]).toMatch(/^FEEDS_THREAD_PRIORITY=.*idle \(SCHED_IDLE\)/);
   });
+
+  test("a feed pull's longest pause for the counted requests in flight: 100 ms by default, 0 never pauses", () => {
+    expect(loadConfig({}).feeds.yieldMs).toBe(100);
+    expect(loadConfig({ FEEDS_YIELD_MS: '0' }).feeds.yieldMs).toBe(0);
+    expect(loadConfig({ FEEDS_YIELD_MS: '250' }).feeds.yieldMs).toBe(250);
+    for (const value of ['-1', '1.5', '100000', '050', 'off']) expect(problemsOf({ FEEDS_YIELD_MS: value })[0]).toMatch(/^FEEDS_YIELD_MS=.*never pause/);
+  });
 });

@@ -19,7 +19,7 @@ import { MAX_LISTING_KEYS, type LotHistoryRepository } from '../storage/reposito
 import { comparisonRefusal, contentRefusal, firstLine, formatRefusal, type PulledMeasure } from './feed-checks.ts';
 import { resolveHeaders } from './feed-headers.ts';
 import { nextPage, recordsOf, withParam } from './paging.ts';
-import { NORMAL_PRIORITY, withThreadPriority, type ThreadPriority } from '../worker-threads.ts';
+import { NORMAL_PRIORITY, withGiveWay, withThreadPriority, type GiveWaySetting, type ThreadPriority } from '../worker-threads.ts';
 
 /** The pace of pulls: how long to wait, how often to retry. Tests shorten them. */
 export interface FeedTuning {
@@ -68,6 +68,8 @@ export interface FeedPullerOptions {
   maxBytes: number;
   /** The OS priority of the threads a pull starts (FEEDS_THREAD_PRIORITY); none: as the server's. */
   threadPriority?: ThreadPriority;
+  /** The server's counted requests in flight, which the threads a pull starts give way to (FEEDS_YIELD_MS); none: they never pause. */
+  giveWay?: GiveWaySetting | null;
   tuning: FeedTuning;
   now: () => Date;
   log: FastifyBaseLogger;
@@ -303,8 +305,9 @@ export class FeedPuller {
 
   private async importFile(feed: Feed, file: string, bytes: number, keys: LotKey[], signal: AbortSignal): Promise<FeedImportResult> {
     try {
-      // The reading and storing threads the import starts run at the pull's background priority.
-      return await withThreadPriority(this.options.threadPriority ?? NORMAL_PRIORITY, () => this.options.ingest.importFeedFile(file, {
+      // The reading and storing threads the import starts run at the pull's background priority,
+      // and pause while the server answers a counted request.
+      return await withGiveWay(this.options.giveWay ?? null, () => withThreadPriority(this.options.threadPriority ?? NORMAL_PRIORITY, () => this.options.ingest.importFeedFile(file, {
         bytes,
         batchSize: this.options.tuning.batchSize,
         format: IMPORT_FORMAT[feed.format],
@@ -312,7 +315,7 @@ export class FeedPuller {
         mapping: this.mappingOf(feed),
         signal,
         ...(feed.listing ? { onStored: (stored) => keys.push(...stored) } : {}),
-      }));
+      })));
     } catch (error) {
       if (error instanceof IngestError) throw new PullFailure(error.message);
       throw error;

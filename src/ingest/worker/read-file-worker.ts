@@ -5,6 +5,7 @@ import type { CsvMapping } from '../formats/csv-mapping.ts';
 import { IngestError, messageOf, type IngestErrorKind } from '../ingest-error.ts';
 import { prepareChunks, type PreparedChunk } from '../prepare-lot.ts';
 import { openLotSource, type FormatName, type LotSource } from '../sources/open-lot-source.ts';
+import { giveWayOf } from '../../worker-threads.ts';
 
 /**
  * The worker half of a file import (read-file-in-worker.ts starts it): reads the file, recognises
@@ -42,6 +43,8 @@ export type MainMessage = { type: 'ack' } | { type: 'stop' };
 
 async function run(job: ReadFileJob): Promise<void> {
   const port = job.port ?? parentPort!;
+  // A feed's pull: the next chunk waits while the server answers a counted request (worker-threads.ts).
+  const giveWay = giveWayOf(job);
   let inFlight = 0;
   let stopped = false;
   let wake: (() => void) | null = null;
@@ -84,6 +87,7 @@ async function run(job: ReadFileJob): Promise<void> {
       for await (const chunk of prepareChunks(source.records, { chunkSize: job.chunkSize, enricher })) {
         await sendChunk({ type: 'chunk', ...chunk, bytesRead: stream.bytesRead });
         if (stopped) break;
+        giveWay?.pause();
       }
     } catch (error) {
       send({ type: 'read-error', message: messageOf(error), bytesRead: stream.bytesRead });

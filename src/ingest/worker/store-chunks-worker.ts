@@ -9,6 +9,7 @@ import { IngestError, messageOf, type IngestErrorKind } from '../ingest-error.ts
 import type { PreparedChunk } from '../prepare-lot.ts';
 import type { MainMessage, WorkerMessage as ReaderMessage } from './read-file-worker.ts';
 import { WriteSlices, type SlicePolicy } from './write-slices.ts';
+import { giveWayOf } from '../../worker-threads.ts';
 
 /**
  * The storing half of a feed's pull in the server (store-file-in-worker.ts starts it): takes the
@@ -80,7 +81,10 @@ async function run(job: StoreJob): Promise<void> {
     const gate = new WriteGate(job.writer.gate);
     send({ type: 'opened', description: first.description });
 
-    const slices = new WriteSlices(job.slices, () => gate.priorityEntries);
+    // A feed's pull gives way to the server's counted requests before each transaction
+    // (worker-threads.ts), and while they come writes in slices, as while the server's own writers come.
+    const giveWay = giveWayOf(job);
+    const slices = new WriteSlices(job.slices, giveWay ? () => gate.priorityEntries + giveWay.begun : () => gate.priorityEntries);
     const sink: LotSink = {
       upsertBatch: async (batch, given) => {
         // One moment for the batch's slices, as for its one transaction.
@@ -90,6 +94,7 @@ async function run(job: StoreJob): Promise<void> {
           const count = slices.next(batch.length - start);
           const slice = count === batch.length ? batch : batch.slice(start, start + count);
           start += count;
+          giveWay?.pause();
           gate.enterYielding(job.slices.maxYieldMs);
           const began = performance.now();
           let stored;

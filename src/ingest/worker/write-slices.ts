@@ -8,8 +8,10 @@
  * the transactions before (the least of the last 16: the fixed cost of a transaction included, so
  * that a slice converges on its budget; the least, because a slice preempted on a busy machine
  * only ever looks slower, and an average of those shrank the slices to 2-3 lots), and the gate is
- * left between two slices for any waiting search to commit. With no priority writer for `quietMs`, a batch is one transaction, as the CLI
- * import's are: a pull alone runs at the import's rate.
+ * left between two slices for any waiting search to commit. A feed's pull also slices while the
+ * server's counted requests come (their count moves: worker-threads.ts, GiveWay), so that the
+ * thread looks whether to give way to them every slice. With no priority writer and no request for
+ * `quietMs`, a batch is one transaction, as the CLI import's are: a pull alone runs at the import's rate.
  *
  * The pull yields to waiting writers at most `maxYieldMs` before each transaction, then takes the
  * gate as soon as its holder leaves: searches back to back would otherwise keep it out for good
