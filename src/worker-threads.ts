@@ -4,8 +4,6 @@ import { pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { CHRT } from './linux-tools.ts';
 
-export { CHRT };
-
 /**
  * The OS priority that threads started within `withThreadPriority` give themselves, first thing.
  * `idle`: Linux's SCHED_IDLE (through util-linux's `chrt`), on top of `niceness`, which is what

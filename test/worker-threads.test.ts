@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { CHRT, startModuleWorker, withThreadPriority } from '../src/worker-threads.ts';
+import { CHRT } from '../src/linux-tools.ts';
+import { startModuleWorker, withThreadPriority } from '../src/worker-threads.ts';
 
 interface Priority {
   niceness: number;

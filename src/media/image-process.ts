@@ -12,15 +12,6 @@ import { CHRT, PRLIMIT } from '../linux-tools.ts';
 export const IMAGE_WORK_NICE = 19;
 
 /**
- * Linux's SCHED_IDLE, set by util-linux's `chrt` as it starts the child, where there is one (Debian
- * and its images have it). Beyond a smaller share still, it makes a search that wakes up take the
- * core from the child at once, where a niced child may first finish a slice of a few
- * milliseconds, and lets the kernel count a core running only the child as free when it places
- * the search. Without chrt (Alpine, macOS) the child runs niced only.
- */
-export { CHRT, PRLIMIT };
-
-/**
  * Why a job got no answer: the child died while working on the photo, or took longer than allowed
  * (the photo's doing, most likely); or the child died, or was closed, while the photo was only
  * being fetched or waited its turn, so its bytes are gone through no fault of its own ('lost').
@@ -126,6 +117,13 @@ export class ImageProcess {
   private readonly setup: ImageSetup | undefined;
   private readonly dataBytes: number | undefined;
   private readonly nice: number;
+  /**
+   * Linux's SCHED_IDLE, set by util-linux's `chrt` (linux-tools.ts) as it starts the child, where there
+   * is one (Debian and its images have it). Beyond a smaller share still, it makes a search that wakes
+   * up take the core from the child at once, where a niced child may first finish a slice of a few
+   * milliseconds, and lets the kernel count a core running only the child as free when it places
+   * the search. Without chrt (Alpine, macOS) the child runs niced only.
+   */
   private readonly schedIdle: boolean;
   private readonly jobTimeoutMs: number;
   private readonly module: URL;

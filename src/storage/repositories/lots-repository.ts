@@ -193,7 +193,7 @@ export class LotsRepository {
       await this.db.dialect.appendVersions(kysely, plan.versions);
       await this.db.dialect.touchLots(kysely, plan.touched, at);
       await this.db.dialect.sightLots(kysely, known ? [...plan.sighted, ...known.sighted] : plan.sighted, at);
-      await bumpMarketGroups(kysely, this.bulkLoading ? [EPOCH_GROUP] : known ? [...marketGroupsWritten(lots, before, plan), ...known.groups] : marketGroupsWritten(lots, before, plan));
+      await bumpMarketGroups(kysely, this.bulkLoading ? [EPOCH_GROUP] : [...marketGroupsWritten(lots, before, plan), ...(known?.groups ?? [])]);
       for (const status of statuses) summary[status]++;
       this.probeUnchanged = summary.unchanged * 2 >= lots.length;
       for (const then of after) {

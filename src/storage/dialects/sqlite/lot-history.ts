@@ -116,7 +116,7 @@ const LISTING_PIECE = `case when OLD.left_listing_at is not null and NEW.left_li
 /** comparableGroup in SQL over a row (domain/market-group.ts): the stored keys are marketKey of the brand and model. */
 const groupOf = (row: 'OLD' | 'NEW') => `insert or ignore into temp.lot_history_groups
     select ${row}.make_key, ${row}.model_key, ${row}.year, substr(${row}.sale_date, 1, 7)
-    where b.groups and (${MARKET_FIELDS.map((field) => `OLD.${quote(field)} is not NEW.${quote(field)}`).join(' or ')})
+    from temp.lot_history_batch as b where b.groups and (${MARKET_FIELDS.map((field) => `OLD.${quote(field)} is not NEW.${quote(field)}`).join(' or ')})
       and ${row}.price > 0 and ${row}.year is not null and ${row}.sale_date is not null and ${row}.make_key is not null and ${row}.model_key is not null`;
 /**
  * The version of a row writeKnownLots updates, from OLD and NEW (the statement knows which columns
@@ -127,8 +127,8 @@ const TRIGGER = `create temp trigger if not exists lot_history_versions after up
     insert into main.lot_versions (auction, lot_id, observed_at, source, changed)
       select NEW.auction, NEW.lot_id, b.at, b.source, '{' || substr(${MERGED.map(changedPiece).join(' || ')} || ${LISTING_PIECE}, 2) || '}'
       from temp.lot_history_batch as b;
-    ${groupOf('OLD').replace('where b.groups', 'from temp.lot_history_batch as b where b.groups')};
-    ${groupOf('NEW').replace('where b.groups', 'from temp.lot_history_batch as b where b.groups')};
+    ${groupOf('OLD')};
+    ${groupOf('NEW')};
   end`;
 
 const updateTexts = new Map<number, string>();
